@@ -1,0 +1,53 @@
+// What every command shares: the global options, diagnostics, and how to open the Root.
+// Each command lives in its own file and registers itself with add_<name>_command().
+#pragma once
+
+#include "render/style.hpp"
+#include "root/root.hpp"
+#include "util/diag.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace rmcp::cli {
+
+enum class OutputFormat { text, json, nfd, prometheus, sh, fish, dotenv };
+
+struct GlobalOptions {
+    std::string root;            // --root / RMCP_ROOT
+    std::string format = "text"; // --format
+    ColorMode color = ColorMode::automatic;
+    bool quiet = false;
+    bool verbose = false;
+    std::string kb_dir;          // --kb
+};
+
+class Context {
+public:
+    GlobalOptions options;
+    Diagnostics diag;
+
+    // Opens --root (default "/"); prints the error and returns nullopt on failure.
+    Result<Root> open_root() const;
+    [[nodiscard]] Style style() const;
+    // Directory holding kb/ and other shipped data: $RMCP_DATA_DIR, else the source tree.
+    [[nodiscard]] std::filesystem::path data_dir() const;
+    [[nodiscard]] std::filesystem::path kb_dir() const;
+
+    // Validates --format against what the command supports; usage error otherwise.
+    Result<OutputFormat> format(std::initializer_list<OutputFormat> allowed) const;
+};
+
+using Action = std::function<int()>;
+
+void add_detect_command(CLI::App& app, Context& ctx, Action& action);
+void add_snapshot_command(CLI::App& app, Context& ctx, Action& action);
+
+// Prints an error in the one message shape and returns its exit code.
+int fail(Context& ctx, const Error& error);
+
+}  // namespace rmcp::cli

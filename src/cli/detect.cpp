@@ -1,0 +1,32 @@
+// `rmcp detect`: facts about the system, as text, JSON or NFD feature lines.
+#include "context.hpp"
+
+#include "detect/detect.hpp"
+#include "facts/facts_json.hpp"
+#include "render/facts_text.hpp"
+
+#include <fmt/core.h>
+
+namespace rmcp::cli {
+
+void add_detect_command(CLI::App& app, Context& ctx, Action& action) {
+    auto* cmd = app.add_subcommand("detect", "Facts about GPUs, driver, access, ROCm, PyTorch and environment");
+    cmd->footer("Formats: text (default), json (schema_version'd, stable keys), nfd (Kubernetes NFD feature file).");
+    cmd->callback([&] {
+        action = [&] {
+            const auto format = ctx.format({OutputFormat::text, OutputFormat::json, OutputFormat::nfd});
+            if (!format) return fail(ctx, format.error());
+            auto root = ctx.open_root();
+            if (!root) return fail(ctx, root.error());
+            const Facts facts = detect(*root);
+            switch (*format) {
+            case OutputFormat::json: fmt::print("{}\n", facts_to_json(facts).dump(2)); break;
+            case OutputFormat::nfd: fmt::print("{}", render_facts_nfd(facts)); break;
+            default: fmt::print("{}", render_facts_text(facts, ctx.style())); break;
+            }
+            return 0;
+        };
+    });
+}
+
+}  // namespace rmcp::cli

@@ -1,0 +1,483 @@
+#include "detect/detect.hpp"
+
+#include "detect/gfx.hpp"
+#include "detect/parsers.hpp"
+#include "util/strings.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <set>
+
+namespace rmcp {
+
+namespace {
+
+constexpr std::string_view k_topology = "/sys/class/kfd/kfd/topology/nodes";
+constexpr std::uint64_t k_amd_vendor = 0x1002;
+constexpr std::uint64_t k_gib = std::uint64_t{1} << 30;
+
+// Collects facts; remembers every failed read other than "does not exist".
+class Collector {
+public:
+    Collector(const Root& root, Facts& facts) : m_root(root), m_facts(facts) {}
+
+    // Reads a file as a Fact<string> (trimmed); ENOENT is absence, other errors unreadable.
+    Fact<std::string> text(const std::string& path, std::size_t limit = std::size_t{1} << 20) {
+        auto r = m_root.read_file(path, limit);
+        if (r) return Fact<std::string>::known(std::string(*r), path);
+        return failed<std::string>(path, r.error());
+    }
+    Fact<std::string> line(const std::string& path) {
+        auto f = text(path, 4096);
+        if (!f) return f;
+        return Fact<std::string>::known(std::string(trim(*f)), path);
+    }
+    Fact<std::uint64_t> number(const std::string& path, bool hex = false) {
+        const auto f = line(path);
+        if (!f) return f.state() == FactState::unreadable ? Fact<std::uint64_t>::unreadable(path, f.error())
+                                                          : Fact<std::uint64_t>::absent(path);
+        const auto v = hex ? parse_hex(*f) : parse_u64(*f);
+        if (!v) return Fact<std::uint64_t>::unreadable(path, EINVAL);
+        return Fact<std::uint64_t>::known(*v, path);
+    }
+    std::vector<std::string> list(const std::string& path) {
+        auto r = m_root.list_dir(path);
+        if (r) return std::move(*r);
+        note_failure(path, r.error());
+        return {};
+    }
+    template <class T>
+    Fact<T> failed(const std::string& path, const Error& e) {
+        note_failure(path, e);
+        if (e.os_error == ENOENT || e.os_error == ENOTDIR) return Fact<T>::absent(path);
+        return Fact<T>::unreadable(path, e.os_error);
+    }
+    void note_failure(const std::string& path, const Error& e) {
+        if (e.os_error != ENOENT && e.os_error != ENOTDIR) m_facts.unreadable.push_back({path, e.os_error});
+    }
+    const Root& root() const { return m_root; }
+
+private:
+    const Root& m_root;
+    Facts& m_facts;
+};
+
+std::vector<unsigned> numeric_entries(const std::vector<std::string>& names) {
+    std::vector<unsigned> out;
+    for (const auto& n : names)
+        if (const auto v = parse_u64(n); v && *v < 1'000'000) out.push_back(static_cast<unsigned>(*v));
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+std::string basename_of(std::string_view path) {
+    while (!path.empty() && path.back() == '/') path.remove_suffix(1);
+    const auto slash = path.rfind('/');
+    return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
+}
+
+// Python library directories under `prefix/lib`: python3, python3.11, ...
+std::vector<std::string> python_dirs(Collector& c, const std::string& lib) {
+    std::vector<std::string> out;
+    for (const auto& name : c.list(lib))
+        if (name.starts_with("python3")) out.push_back(lib + "/" + name);
+    return out;
+}
+
+void collect_env(Collector& c, Facts& facts, std::map<std::string, std::string>& all_env) {
+    if (auto environ = c.text("/proc/self/environ", std::size_t{4} << 20)) all_env = parse_environ(*environ);
+    for (const auto& [k, v] : all_env)
+        if (is_relevant_env(k)) facts.env.emplace(k, v);
+}
+
+void collect_user(Collector& c, Facts& facts) {
+    if (const auto status = c.text("/proc/self/status")) {
+        const auto st = parse_proc_status(*status);
+        if (st.uid) facts.user.uid = Fact<std::uint64_t>::known(*st.uid, "/proc/self/status");
+        if (st.gid) facts.user.gid = Fact<std::uint64_t>::known(*st.gid, "/proc/self/status");
+        facts.user.groups = st.groups;
+    }
+    if (facts.user.uid)
+        if (const auto passwd = c.text("/etc/passwd"))
+            if (const auto name = passwd_name_for(*passwd, *facts.user.uid))
+                facts.user.name = Fact<std::string>::known(*name, "/etc/passwd");
+}
+
+// Permission check as the kernel does it for a non-root user; root may open anything.
+bool may_read_write(const User& user, const FileStat& st) {
+    if (user.uid && *user.uid == 0) return true;
+    if (user.uid && *user.uid == st.uid) return (st.mode & 0600) == 0600;
+    const bool in_group = (user.gid && *user.gid == st.gid) ||
+                          std::find(user.groups.begin(), user.groups.end(), st.gid) != user.groups.end();
+    if (in_group) return (st.mode & 0060) == 0060;
+    return (st.mode & 0006) == 0006;
+}
+
+DeviceAccess device_access(Collector& c, const Facts& facts, const std::vector<GroupEntry>& groups,
+                           const std::string& path) {
+    DeviceAccess a;
+    a.path = path;
+    const auto st = c.root().stat(path);
+    if (!st) {
+        a.present = st.error().os_error != ENOENT && st.error().os_error != ENOTDIR;
+        if (a.present) c.note_failure(path, st.error());
+        return a;
+    }
+    a.present = true;
+    a.mode = Fact<std::uint32_t>::known(st->mode, path);
+    for (const auto& g : groups)
+        if (g.gid == st->gid) a.group = Fact<std::string>::known(g.name, "/etc/group");
+    if (!a.group) a.group = Fact<std::string>::known(std::to_string(st->gid), path);
+    if (facts.user.uid) {
+        a.accessible = Fact<bool>::known(may_read_write(facts.user, *st), path);
+        const bool member = (facts.user.gid && *facts.user.gid == st->gid) ||
+                            std::find(facts.user.groups.begin(), facts.user.groups.end(), st->gid) !=
+                                facts.user.groups.end();
+        a.user_in_group = Fact<bool>::known(member, "/proc/self/status");
+    }
+    return a;
+}
+
+void collect_driver(Collector& c, Facts& facts) {
+    auto& d = facts.driver;
+    d.initstate = c.line("/sys/module/amdgpu/initstate");
+    d.loaded = d.initstate && d.initstate->find("live") != std::string::npos;
+    d.dkms_version = c.line("/sys/module/amdgpu/version");
+    const std::string params = "/sys/module/amdgpu/parameters";
+    if (c.root().exists(params))
+        for (const auto& name : c.list(params)) d.params.emplace(name, c.line(params + "/" + name));
+    d.kernel_release = c.line("/proc/sys/kernel/osrelease");
+    auto os = c.text("/etc/os-release");
+    if (!os) os = c.text("/usr/lib/os-release");
+    if (os) {
+        const auto kv = parse_os_release(*os);
+        const auto get = [&](const char* key) {
+            const auto it = kv.find(key);
+            return it == kv.end() ? Fact<std::string>::absent(os.source())
+                                  : Fact<std::string>::known(it->second, os.source());
+        };
+        d.os = {get("ID"), get("VERSION_ID"), get("PRETTY_NAME")};
+    }
+}
+
+void collect_rocm(Collector& c, Facts& facts, const std::map<std::string, std::string>& env) {
+    std::vector<std::string> candidates;
+    if (c.root().exists("/opt/rocm")) candidates.emplace_back("/opt/rocm");
+    for (const auto& name : c.list("/opt"))
+        if (name.starts_with("rocm-")) candidates.push_back("/opt/" + name);
+    // /opt/rocm is usually a link to /opt/rocm-X.Y.Z: report the versioned directory once.
+    if (auto target = c.root().read_link("/opt/rocm")) {
+        const auto versioned = "/opt/" + basename_of(*target);
+        if (std::find(candidates.begin(), candidates.end(), versioned) != candidates.end())
+            candidates.erase(candidates.begin());
+    }
+
+    const auto ld_path = env.contains("LD_LIBRARY_PATH") ? env.at("LD_LIBRARY_PATH") : std::string{};
+    const auto rocm_path = env.contains("ROCM_PATH") ? env.at("ROCM_PATH") : std::string{};
+    const auto selected_by = [&](const std::string& p) -> std::string {
+        if (!rocm_path.empty() && trim(rocm_path) == p) return "ROCM_PATH";
+        if (!ld_path.empty() && ld_path.find(p + "/lib") != std::string::npos) return "LD_LIBRARY_PATH";
+        return "";
+    };
+
+    for (const auto& p : candidates) {
+        RocmInstall r;
+        r.path = p;
+        r.kind = "opt";
+        if (auto v = c.line(p + "/.info/version")) {
+            r.version = v;
+            r.version_source = v.source();
+        } else {
+            for (const auto* header : {"/include/rocm-core/rocm_version.h", "/include/rocm_version.h"}) {
+                if (auto h = c.text(p + header)) {
+                    const auto defs = parse_c_defines(*h);
+                    if (defs.contains("ROCM_VERSION_MAJOR") && defs.contains("ROCM_VERSION_MINOR")) {
+                        const auto patch = defs.contains("ROCM_VERSION_PATCH") ? defs.at("ROCM_VERSION_PATCH") : "0";
+                        r.version = Fact<std::string>::known(
+                            fmt::format("{}.{}.{}", defs.at("ROCM_VERSION_MAJOR"), defs.at("ROCM_VERSION_MINOR"), patch),
+                            h.source());
+                        r.version_source = h.source();
+                        break;
+                    }
+                }
+            }
+        }
+        if (!r.version)
+            if (auto h = c.text(p + "/include/hip/hip_version.h")) {
+                const auto defs = parse_c_defines(*h);
+                if (defs.contains("HIP_VERSION_MAJOR") && defs.contains("HIP_VERSION_MINOR")) {
+                    const auto patch = defs.contains("HIP_VERSION_PATCH") ? defs.at("HIP_VERSION_PATCH") : "0";
+                    r.version = Fact<std::string>::known(
+                        fmt::format("{}.{}.{}", defs.at("HIP_VERSION_MAJOR"), defs.at("HIP_VERSION_MINOR"), patch),
+                        h.source());
+                    r.version_source = h.source();
+                }
+            }
+        r.selected_by = selected_by(p);
+        if (r.selected_by.empty() && p == "/opt/rocm") r.selected_by = "default";
+        facts.rocm.push_back(std::move(r));
+    }
+
+    // Debian's packaged ROCm lives under /usr (libamdhip64-5 and friends).
+    if (c.root().exists("/usr/lib/x86_64-linux-gnu/libamdhip64.so.5") ||
+        c.root().exists("/usr/include/hip/hip_version.h")) {
+        RocmInstall r;
+        r.path = "/usr";
+        r.kind = "debian";
+        if (auto status = c.text("/var/lib/dpkg/status", std::size_t{64} << 20)) {
+            for (const auto* pkg : {"libamdhip64-5", "libamdhip64-dev", "hipcc"})
+                if (const auto v = dpkg_installed_version(*status, pkg)) {
+                    r.version = Fact<std::string>::known(*v, "/var/lib/dpkg/status");
+                    r.version_source = fmt::format("/var/lib/dpkg/status ({})", pkg);
+                    break;
+                }
+        }
+        r.selected_by = selected_by("/usr");
+        if (r.selected_by.empty() && candidates.empty()) r.selected_by = "default";
+        facts.rocm.push_back(std::move(r));
+    }
+}
+
+void collect_torch(Collector& c, Facts& facts, const std::map<std::string, std::string>& env) {
+    std::vector<std::pair<std::string, std::string>> site_dirs;  // (dir, origin)
+    site_dirs.emplace_back("/usr/lib/python3/dist-packages", "debian");
+    for (const auto& lib : {"/usr/local/lib", "/usr/lib"})
+        for (const auto& d : python_dirs(c, lib)) {
+            site_dirs.emplace_back(d + "/dist-packages", "system");
+            site_dirs.emplace_back(d + "/site-packages", "system");
+        }
+    std::string home;
+    if (env.contains("HOME")) home = env.at("HOME");
+    else if (facts.user.uid)
+        if (auto passwd = c.text("/etc/passwd"))
+            home = passwd_home_for(*passwd, *facts.user.uid).value_or("");
+    if (!home.empty())
+        for (const auto& d : python_dirs(c, home + "/.local/lib")) site_dirs.emplace_back(d + "/site-packages", "user");
+    for (const auto& [var, origin] : {std::pair{"VIRTUAL_ENV", "venv"}, std::pair{"CONDA_PREFIX", "conda"}})
+        if (env.contains(var))
+            for (const auto& d : python_dirs(c, env.at(var) + "/lib")) site_dirs.emplace_back(d + "/site-packages", origin);
+
+    std::set<std::string> seen;
+    for (const auto& [dir, origin] : site_dirs) {
+        const std::string torch_dir = dir + "/torch";
+        if (seen.contains(torch_dir)) continue;
+        auto version_py = c.text(torch_dir + "/version.py");
+        if (!version_py) continue;
+        seen.insert(torch_dir);
+        TorchInstall t;
+        t.path = torch_dir;
+        t.origin = origin;
+        const auto vars = parse_python_assignments(*version_py);
+        const auto get = [&](const char* key) {
+            const auto it = vars.find(key);
+            if (it == vars.end() || !it->second) return Fact<std::string>::absent(version_py.source());
+            return Fact<std::string>::known(*it->second, version_py.source());
+        };
+        t.version = get("__version__");
+        t.hip_version = get("hip");
+        t.cuda_version = get("cuda");
+        t.has_libtorch_hip = c.root().exists(torch_dir + "/lib/libtorch_hip.so");
+        facts.torch.push_back(std::move(t));
+    }
+}
+
+AmdgpuIds load_amdgpu_ids(Collector& c, const Facts& facts) {
+    std::vector<std::string> paths{"/usr/share/libdrm/amdgpu.ids", "/opt/amdgpu/share/libdrm/amdgpu.ids"};
+    for (const auto& t : facts.torch) paths.push_back(t.path + "/share/libdrm/amdgpu.ids");
+    for (const auto& p : paths)
+        if (auto text = c.text(p, std::size_t{4} << 20)) return parse_amdgpu_ids(*text);
+    return {};
+}
+
+// Fills the PCI side of a GPU from its DRM device directory.
+void collect_drm_device(Collector& c, Gpu& gpu, const std::string& device_dir) {
+    const auto vendor = c.number(device_dir + "/vendor", true);
+    const auto device = c.number(device_dir + "/device", true);
+    if (vendor && device)
+        gpu.pci_id = Fact<std::string>::known(fmt::format("{:04x}:{:04x}", *vendor, *device), device_dir + "/device");
+    gpu.revision = c.line(device_dir + "/revision");
+    const auto sub_vendor = c.number(device_dir + "/subsystem_vendor", true);
+    const auto sub_device = c.number(device_dir + "/subsystem_device", true);
+    if (sub_vendor && sub_device)
+        gpu.subsystem_id = Fact<std::string>::known(fmt::format("{:04x}:{:04x}", *sub_vendor, *sub_device),
+                                                    device_dir + "/subsystem_device");
+    if (auto link = c.root().read_link(device_dir))
+        gpu.pci_address = Fact<std::string>::known(basename_of(*link), device_dir);
+    gpu.vram_bytes = c.number(device_dir + "/mem_info_vram_total");
+    gpu.gtt_bytes = c.number(device_dir + "/mem_info_gtt_total");
+    // ollama's integrated-GPU rule (FACTS.md).
+    const bool board_info = c.root().exists(device_dir + "/board_info");
+    const bool vram_vendor = c.root().exists(device_dir + "/mem_info_vram_vendor");
+    if (board_info || vram_vendor) gpu.integrated = Fact<bool>::known(false, device_dir);
+    else if (gpu.vram_bytes && gpu.gtt_bytes)
+        gpu.integrated = Fact<bool>::known(*gpu.vram_bytes <= 4 * k_gib && *gpu.gtt_bytes >= 8 * k_gib &&
+                                               *gpu.gtt_bytes >= 4 * *gpu.vram_bytes,
+                                           device_dir);
+}
+
+void apply_marketing_name(Gpu& gpu, const AmdgpuIds& ids) {
+    if (!gpu.pci_id || !gpu.revision) return;
+    const auto device = parse_hex(gpu.pci_id->substr(5));
+    const auto revision = parse_hex(*gpu.revision);
+    if (!device || !revision) return;
+    const auto name = ids.lookup(static_cast<std::uint32_t>(*device), static_cast<std::uint32_t>(*revision));
+    // libdrm's own fallback name for pairs it does not know.
+    gpu.marketing_name = Fact<std::string>::known(name.value_or("AMD Radeon Graphics"), "amdgpu.ids");
+}
+
+void apply_override(Gpu& gpu, const std::map<std::string, std::string>& env) {
+    if (!gpu.gfx_target) return;
+    std::optional<std::pair<std::string, std::string>> source;
+    if (gpu.node) {
+        const auto per_node = fmt::format("HSA_OVERRIDE_GFX_VERSION_{}", *gpu.node);
+        if (env.contains(per_node)) source = {per_node, env.at(per_node)};
+    }
+    if (!source && env.contains("HSA_OVERRIDE_GFX_VERSION"))
+        source = {"HSA_OVERRIDE_GFX_VERSION", env.at("HSA_OVERRIDE_GFX_VERSION")};
+    if (!source) {
+        gpu.effective_gfx_target = gpu.gfx_target;
+        return;
+    }
+    GfxOverride o;
+    o.variable = source->first;
+    o.value = source->second;
+    o.target = parse_gfx_override(trim(o.value));
+    if (o.target) {
+        if (*o.target == *gpu.gfx_target) o.relation = OverrideRelation::identical;
+        else if (same_isa_family(*o.target, *gpu.gfx_target)) o.relation = OverrideRelation::same_family;
+        else o.relation = OverrideRelation::cross_family;
+        gpu.effective_gfx_target = Fact<std::string>::known(*o.target, "env:" + o.variable);
+    } else {
+        // A malformed value makes runtime initialisation fail: there is no effective target.
+        gpu.effective_gfx_target = Fact<std::string>::absent("env:" + o.variable);
+    }
+    gpu.gfx_override = std::move(o);
+}
+
+void fill_target(Gpu& gpu, std::uint64_t version, const std::string& source) {
+    gpu.gfx_target_version = Fact<std::uint64_t>::known(version, source);
+    if (const auto name = decode_gfx_target_version(version)) {
+        gpu.gfx_target = Fact<std::string>::known(*name, source);
+        if (const auto fam = gfx_family(*name)) gpu.family = Fact<std::string>::known(*fam, source);
+        if (const auto gen = gfx_generic_target(*name)) gpu.generic_target = Fact<std::string>::known(*gen, source);
+        gpu.officially_supported = Fact<bool>::known(gfx_officially_supported(*name), source);
+    } else {
+        gpu.gfx_target = Fact<std::string>::unreadable(source, EINVAL);
+    }
+}
+
+void collect_gpus(Collector& c, Facts& facts, const std::map<std::string, std::string>& env) {
+    const auto ids = load_amdgpu_ids(c, facts);
+    std::set<std::uint64_t> kfd_minors;
+    for (const unsigned node : numeric_entries(c.list(std::string(k_topology)))) {
+        const auto dir = fmt::format("{}/{}", k_topology, node);
+        Gpu gpu;
+        gpu.node = node;
+        gpu.gpu_id = c.number(dir + "/gpu_id");
+        const auto props_text = c.text(dir + "/properties");
+        if (!props_text) {
+            if (props_text.state() == FactState::absent) continue;
+            // EPERM inside a container whose device cgroup hides this GPU (FACTS.md).
+            gpu.visible = false;
+            facts.gpus.push_back(std::move(gpu));
+            continue;
+        }
+        const auto props = parse_kfd_properties(*props_text);
+        const auto gfx_version = props.get("gfx_target_version").value_or(0);
+        if (gfx_version == 0 && props.get("simd_count").value_or(0) == 0) continue;  // a CPU node
+        const std::string source = dir + "/properties";
+        fill_target(gpu, gfx_version, source);
+        const auto known = [&](const char* key) {
+            const auto v = props.get(key);
+            return v ? Fact<std::uint64_t>::known(*v, source) : Fact<std::uint64_t>::absent(source);
+        };
+        gpu.mec_firmware = known("fw_version");
+        gpu.max_engine_clock_mhz = known("max_engine_clk_fcompute");
+        gpu.drm_render_minor = known("drm_render_minor");
+        if (const auto simd = props.get("simd_count"), per_cu = props.get("simd_per_cu"); simd && per_cu && *per_cu)
+            gpu.compute_units = Fact<std::uint64_t>::known(*simd / *per_cu, source);
+        gpu.asic_name = c.line(dir + "/name");
+        if (const auto vendor = props.get("vendor_id"), device = props.get("device_id"); vendor && device)
+            gpu.pci_id = Fact<std::string>::known(fmt::format("{:04x}:{:04x}", *vendor, *device), source);
+
+        // PCIe atomics: io_link flags bit 8 = no 64-bit atomics (kfd_topology.c).
+        const auto links_dir = dir + "/io_links";
+        if (c.root().exists(links_dir)) {
+            bool atomics = true;
+            bool any = false;
+            for (const unsigned link : numeric_entries(c.list(links_dir))) {
+                const auto link_text = c.text(fmt::format("{}/{}/properties", links_dir, link));
+                if (!link_text) continue;
+                any = true;
+                if (const auto flags = parse_kfd_properties(*link_text).get("flags"); flags && (*flags & 8U))
+                    atomics = false;
+            }
+            if (any) gpu.pcie_atomics = Fact<bool>::known(atomics, links_dir);
+        }
+
+        if (gpu.drm_render_minor) {
+            kfd_minors.insert(*gpu.drm_render_minor);
+            collect_drm_device(c, gpu, fmt::format("/sys/class/drm/renderD{}/device", *gpu.drm_render_minor));
+        }
+        apply_marketing_name(gpu, ids);
+        apply_override(gpu, env);
+        facts.gpus.push_back(std::move(gpu));
+    }
+
+    // AMD DRM devices that KFD did not take (e.g. "PCI rejects atomics"): present, not usable.
+    for (const auto& name : c.list("/sys/class/drm")) {
+        if (!name.starts_with("renderD")) continue;
+        const auto minor = parse_u64(std::string_view(name).substr(7));
+        if (!minor || kfd_minors.contains(*minor)) continue;
+        const auto dir = "/sys/class/drm/" + name + "/device";
+        const auto vendor = c.number(dir + "/vendor", true);
+        if (!vendor || *vendor != k_amd_vendor) continue;
+        Gpu gpu;
+        gpu.visible = false;
+        gpu.drm_render_minor = Fact<std::uint64_t>::known(*minor, "/sys/class/drm/" + name);
+        collect_drm_device(c, gpu, dir);
+        apply_marketing_name(gpu, ids);
+        facts.gpus.push_back(std::move(gpu));
+    }
+}
+
+void collect_access(Collector& c, Facts& facts) {
+    std::vector<GroupEntry> groups;
+    if (auto text = c.text("/etc/group")) groups = parse_group_file(*text);
+    facts.kfd = device_access(c, facts, groups, "/dev/kfd");
+    for (const auto& gpu : facts.gpus)
+        if (gpu.drm_render_minor)
+            facts.render_nodes.push_back(
+                device_access(c, facts, groups, fmt::format("/dev/dri/renderD{}", *gpu.drm_render_minor)));
+}
+
+}  // namespace
+
+bool is_relevant_env(std::string_view name) {
+    static constexpr std::array<std::string_view, 9> k_prefixes{
+        "HSA_", "HIP_", "ROCR_", "ROCM_", "MIOPEN_", "ROCBLAS_", "PYTORCH_", "AMD_", "GPU_"};
+    static constexpr std::array<std::string_view, 6> k_exact{
+        "CUDA_VISIBLE_DEVICES", "LD_LIBRARY_PATH", "LD_PRELOAD", "VIRTUAL_ENV", "CONDA_PREFIX", "RMCP_PROFILE"};
+    return std::any_of(k_prefixes.begin(), k_prefixes.end(), [&](auto p) { return name.starts_with(p); }) ||
+           std::find(k_exact.begin(), k_exact.end(), name) != k_exact.end();
+}
+
+Facts detect(const Root& root) {
+    Facts facts;
+    facts.root = root.base().string();
+    Collector c(root, facts);
+    std::map<std::string, std::string> env;
+    collect_env(c, facts, env);
+    collect_user(c, facts);
+    collect_driver(c, facts);
+    collect_rocm(c, facts, env);
+    collect_torch(c, facts, env);
+    collect_gpus(c, facts, env);
+    collect_access(c, facts);
+    return facts;
+}
+
+}  // namespace rmcp

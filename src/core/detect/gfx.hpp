@@ -1,0 +1,34 @@
+// GPU target names and ISA families (FACTS.md, "ISA families and what an override can do").
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace rmcp {
+
+// gfx_target_version V → "gfx" + dec(V/10000) + hex((V/100)%100) + hex(V%100).
+// Returns nullopt for 0 (CPU nodes) and for values whose parts do not fit.
+std::optional<std::string> decode_gfx_target_version(std::uint64_t version);
+
+// "gfx1031" → 100301; nullopt when the name is not a gfx target.
+std::optional<std::uint32_t> encode_gfx_target(std::string_view name);
+
+// Architecture generation: GCN3, GCN4, GCN5, CDNA1..3, RDNA1..4; nullopt when unknown.
+std::optional<std::string> gfx_family(std::string_view gfx);
+
+// LLVM generic target that covers gfx (gfx10-1-generic, ...); nullopt when none.
+std::optional<std::string> gfx_generic_target(std::string_view gfx);
+
+// Whether `a` and `b` run the same ISA (same generic target, or identical).
+bool same_isa_family(std::string_view a, std::string_view b);
+
+// AMD's official ROCm support on Linux covers this target (in some ROCm release).
+bool gfx_officially_supported(std::string_view gfx);
+
+// HSA_OVERRIDE_GFX_VERSION value, as libhsakmt parses it: "%u.%u.%u", major ≤ 63,
+// minor and stepping ≤ 255. Returns the target name, or nullopt when malformed.
+std::optional<std::string> parse_gfx_override(std::string_view value);
+
+}  // namespace rmcp

@@ -1,0 +1,38 @@
+// One message shape: `rmcp: error: <doing what> <path>: <cause>` (SPEC.md).
+#pragma once
+
+#include "util/error.hpp"
+
+#include <cstdio>
+#include <string_view>
+
+namespace rmcp {
+
+enum class Severity { error, warning, note };
+
+enum class Verbosity { quiet, normal, verbose };
+
+// Diagnostics go to stderr; stdout carries only the requested output.
+class Diagnostics {
+public:
+    explicit Diagnostics(std::FILE* out = stderr, Verbosity verbosity = Verbosity::normal)
+        : m_out(out), m_verbosity(verbosity) {}
+
+    void report(Severity severity, std::string_view message);
+    void error(const Error& e) { report(Severity::error, e.message()); }
+    void warning(std::string_view message) { report(Severity::warning, message); }
+    void note(std::string_view message) { report(Severity::note, message); }
+    // Printed only with -v.
+    void verbose(std::string_view message);
+
+    [[nodiscard]] int warnings() const { return m_warnings; }
+    void set_verbosity(Verbosity v) { m_verbosity = v; }
+    [[nodiscard]] Verbosity verbosity() const { return m_verbosity; }
+
+private:
+    std::FILE* m_out;
+    Verbosity m_verbosity;
+    int m_warnings = 0;
+};
+
+}  // namespace rmcp

@@ -1,0 +1,77 @@
+#include "util/strings.hpp"
+
+#include <algorithm>
+#include <charconv>
+
+namespace rmcp {
+
+std::string_view trim(std::string_view s) {
+    const auto is_space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'; };
+    while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
+    while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
+    return s;
+}
+
+std::vector<std::string_view> split_lines(std::string_view text) {
+    std::vector<std::string_view> lines;
+    while (!text.empty()) {
+        const auto nl = text.find('\n');
+        std::string_view line = text.substr(0, nl);
+        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+        lines.push_back(line);
+        if (nl == std::string_view::npos) break;
+        text.remove_prefix(nl + 1);
+    }
+    return lines;
+}
+
+bool starts_with_ci(std::string_view s, std::string_view prefix) {
+    if (s.size() < prefix.size()) return false;
+    return std::equal(prefix.begin(), prefix.end(), s.begin(), [](char a, char b) {
+        return (a | 0x20) == (b | 0x20);
+    });
+}
+
+std::string to_lower(std::string_view s) {
+    std::string out(s);
+    std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) {
+        return static_cast<char>(c >= 'A' && c <= 'Z' ? c + 32 : c);
+    });
+    return out;
+}
+
+std::optional<std::uint64_t> parse_u64(std::string_view s) {
+    s = trim(s);
+    if (s.empty()) return std::nullopt;
+    std::uint64_t v = 0;
+    const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v, 10);
+    if (ec != std::errc{} || ptr != s.data() + s.size()) return std::nullopt;
+    return v;
+}
+
+std::optional<std::uint64_t> parse_hex(std::string_view s) {
+    s = trim(s);
+    if (s.size() >= 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) s.remove_prefix(2);
+    if (s.empty()) return std::nullopt;
+    std::uint64_t v = 0;
+    const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v, 16);
+    if (ec != std::errc{} || ptr != s.data() + s.size()) return std::nullopt;
+    return v;
+}
+
+std::optional<std::int64_t> parse_i64(std::string_view s) {
+    s = trim(s);
+    bool negative = false;
+    if (!s.empty() && s.front() == '-') {
+        negative = true;
+        s.remove_prefix(1);
+    }
+    std::optional<std::uint64_t> magnitude;
+    if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) magnitude = parse_hex(s);
+    else magnitude = parse_u64(s);
+    if (!magnitude || *magnitude > static_cast<std::uint64_t>(INT64_MAX)) return std::nullopt;
+    const auto v = static_cast<std::int64_t>(*magnitude);
+    return negative ? -v : v;
+}
+
+}  // namespace rmcp

@@ -1,0 +1,23 @@
+// Small string helpers shared by the parsers.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace rmcp {
+
+std::string_view trim(std::string_view s);
+std::vector<std::string_view> split_lines(std::string_view text);
+bool starts_with_ci(std::string_view s, std::string_view prefix);
+std::string to_lower(std::string_view s);
+// Unsigned decimal; nullopt on anything else (sign, garbage, overflow).
+std::optional<std::uint64_t> parse_u64(std::string_view s);
+// Hex with or without 0x prefix.
+std::optional<std::uint64_t> parse_hex(std::string_view s);
+// Decimal, or hex with 0x prefix, optional leading '-' (module parameters use -1).
+std::optional<std::int64_t> parse_i64(std::string_view s);
+
+}  // namespace rmcp

@@ -1,0 +1,75 @@
+#include "detect/gfx.hpp"
+
+#include <gtest/gtest.h>
+
+namespace rmcp {
+
+// Values from FACTS.md "Where the truth about a GPU lives".
+TEST(Gfx, DecodesTargetVersions) {
+    EXPECT_EQ(decode_gfx_target_version(100100), "gfx1010");
+    EXPECT_EQ(decode_gfx_target_version(100102), "gfx1012");
+    EXPECT_EQ(decode_gfx_target_version(100300), "gfx1030");
+    EXPECT_EQ(decode_gfx_target_version(100301), "gfx1031");
+    EXPECT_EQ(decode_gfx_target_version(100302), "gfx1032");
+    EXPECT_EQ(decode_gfx_target_version(110000), "gfx1100");
+    EXPECT_EQ(decode_gfx_target_version(110003), "gfx1103");
+    EXPECT_EQ(decode_gfx_target_version(90010), "gfx90a");
+    EXPECT_EQ(decode_gfx_target_version(90012), "gfx90c");
+    EXPECT_EQ(decode_gfx_target_version(110501), "gfx1151");
+    EXPECT_EQ(decode_gfx_target_version(120001), "gfx1201");
+}
+
+TEST(Gfx, RejectsCpuAndImpossibleVersions) {
+    EXPECT_FALSE(decode_gfx_target_version(0));
+    EXPECT_FALSE(decode_gfx_target_version(101600));  // minor 16 has no hex digit
+    EXPECT_FALSE(decode_gfx_target_version(100017));
+}
+
+TEST(Gfx, EncodeIsTheInverse) {
+    for (const auto v : {100100U, 100300U, 100301U, 110003U, 90010U, 120001U})
+        EXPECT_EQ(encode_gfx_target(*decode_gfx_target_version(v)), v);
+    EXPECT_FALSE(encode_gfx_target("gfx"));
+    EXPECT_FALSE(encode_gfx_target("navi10"));
+}
+
+TEST(Gfx, FamiliesAndGenericTargets) {
+    EXPECT_EQ(gfx_family("gfx1010"), "RDNA1");
+    EXPECT_EQ(gfx_family("gfx1031"), "RDNA2");
+    EXPECT_EQ(gfx_family("gfx1103"), "RDNA3");
+    EXPECT_EQ(gfx_family("gfx1201"), "RDNA4");
+    EXPECT_EQ(gfx_family("gfx90a:xnack-"), "CDNA2");
+    EXPECT_EQ(gfx_generic_target("gfx1035"), "gfx10-3-generic");
+    EXPECT_FALSE(gfx_generic_target("gfx90a"));
+}
+
+// FACTS.md: 10.3.0 is ISA-safe on gfx1031–1036 but not on RDNA1.
+TEST(Gfx, OverrideFamilySafety) {
+    EXPECT_TRUE(same_isa_family("gfx1030", "gfx1031"));
+    EXPECT_TRUE(same_isa_family("gfx1030", "gfx1036"));
+    EXPECT_FALSE(same_isa_family("gfx1030", "gfx1010"));
+    EXPECT_FALSE(same_isa_family("gfx1100", "gfx1030"));
+    EXPECT_TRUE(same_isa_family("gfx1100", "gfx1103"));
+}
+
+TEST(Gfx, ParsesOverridesLikeLibhsakmt) {
+    EXPECT_EQ(parse_gfx_override("10.3.0"), "gfx1030");
+    EXPECT_EQ(parse_gfx_override("11.0.0"), "gfx1100");
+    EXPECT_EQ(parse_gfx_override("9.0.10"), "gfx90a");
+    EXPECT_FALSE(parse_gfx_override(""));
+    EXPECT_FALSE(parse_gfx_override("10.3"));
+    EXPECT_FALSE(parse_gfx_override("10.3.0.1"));
+    EXPECT_FALSE(parse_gfx_override("gfx1030"));
+    EXPECT_FALSE(parse_gfx_override("64.0.0"));
+    EXPECT_FALSE(parse_gfx_override("10.256.0"));
+    EXPECT_FALSE(parse_gfx_override("-1.3.0"));
+}
+
+TEST(Gfx, OfficialSupportList) {
+    EXPECT_TRUE(gfx_officially_supported("gfx1030"));
+    EXPECT_TRUE(gfx_officially_supported("gfx1100"));
+    EXPECT_TRUE(gfx_officially_supported("gfx90a"));
+    EXPECT_FALSE(gfx_officially_supported("gfx1010"));
+    EXPECT_FALSE(gfx_officially_supported("gfx1031"));
+}
+
+}  // namespace rmcp
