@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# One idempotent set-up: install the Debian 12 packages rmcp needs (only when missing),
+# then configure and build. Works as root or through sudo. The binary ends up at build/rmcp.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# Build and test dependencies, all from Debian 12 (bookworm).
+PACKAGES=(
+  cmake ninja-build g++ pkg-config
+  libcli11-dev libfmt-dev nlohmann-json3-dev libtomlplusplus-dev
+  libhyperscan-dev libzstd-dev libarchive-dev zlib1g-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  hipcc libamdhip64-dev rocminfo
+  python3-torch libtorch-dev pybind11-dev python3-pybind11 python3-pytest
+  clang-14 libclang-rt-14-dev
+  librocrand1 libhsa-runtime64-1
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "rmcp setup: installing ${#missing[@]} Debian packages: ${missing[*]}" >&2
+  SUDO=()
+  [[ $(id -u) -eq 0 ]] || SUDO=(sudo)
+  "${SUDO[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${SUDO[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+fi
+
+cmake --preset default >/dev/null
+cmake --build build -j"$(nproc)"

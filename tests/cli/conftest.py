@@ -1,0 +1,46 @@
+"""Shared fixtures for the CLI tests: they run the real binary (STYLE.md, principle 12)."""
+import json
+import os
+import pathlib
+import subprocess
+
+import pytest
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+BUILD = pathlib.Path(os.environ.get("RMCP_BUILD_DIR", REPO / "build"))
+FIXTURES = REPO / "tests" / "fixtures"
+GOLDEN = REPO / "tests" / "golden"
+
+
+class Rmcp:
+    """Runs build/rmcp with a clean, predictable environment."""
+
+    def __init__(self, binary):
+        self.binary = binary
+
+    def __call__(self, *args, input=None, env=None, check=None, timeout=60):
+        full_env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "NO_COLOR": "1",
+                    "RMCP_DATA_DIR": str(REPO)}
+        if env:
+            full_env.update(env)
+        proc = subprocess.run([str(self.binary), *map(str, args)], input=input, env=full_env,
+                              capture_output=True, timeout=timeout)
+        if check is not None:
+            assert proc.returncode == check, (proc.returncode, proc.stdout[-2000:], proc.stderr[-2000:])
+        return proc
+
+    def json(self, *args, **kw):
+        proc = self(*args, "--format", "json", check=0, **kw)
+        return json.loads(proc.stdout)
+
+
+@pytest.fixture(scope="session")
+def rmcp():
+    binary = BUILD / "rmcp"
+    if not binary.exists():
+        pytest.fail(f"{binary} is missing: run scripts/setup.sh first")
+    return Rmcp(binary)
+
+
+def fixture_roots():
+    return sorted(p for p in FIXTURES.iterdir() if p.is_dir()) if FIXTURES.exists() else []
