@@ -1,0 +1,293 @@
+#include "patch/profile.hpp"
+
+#include "facts/facts.hpp"
+#include "patch/toml_read.hpp"
+#include "util/strings.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+namespace rmcp::patch {
+
+using detail::data_error;
+using detail::line_of;
+
+bool valid_env_name(std::string_view name) {
+    if (name.empty() || (std::isdigit(static_cast<unsigned char>(name.front())) != 0)) return false;
+    return std::all_of(name.begin(), name.end(),
+                       [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; });
+}
+
+Result<Profile> parse_profile(std::string_view text, const std::string& file) {
+    auto parsed = detail::parse_toml(text, file);
+    if (!parsed) return parsed.error();
+    const toml::table& t = *parsed;
+    if (auto s = detail::check_keys(t, file,
+                                    {"name", "description", "cost", "rank", "extends", "hide_gpu", "set", "unset",
+                                     "gfx_override"},
+                                    "a profile");
+        !s)
+        return s.error();
+    Profile p;
+    p.file = file;
+    auto name = detail::req_string(t, "name", file, 1);
+    if (!name) return name.error();
+    p.name = *name;
+    auto description = detail::req_string(t, "description", file, 1);
+    if (!description) return description.error();
+    p.description = *description;
+    auto cost = detail::req_string(t, "cost", file, 1);
+    if (!cost) return cost.error();
+    p.cost = *cost;
+    const toml::node* rank = t.get("rank");
+    if (!rank || !rank->is_integer()) return data_error(file, rank ? line_of(*rank) : 1, "'rank' must be an integer");
+    p.rank = static_cast<int>(rank->as_integer()->get());
+    auto extends = detail::opt_string(t, "extends", file);
+    if (!extends) return extends.error();
+    p.extends = extends->value_or("");
+    auto hide = detail::opt_bool(t, "hide_gpu", file, false);
+    if (!hide) return hide.error();
+    p.hide_gpu = *hide;
+    auto set = detail::opt_string_table(t, "set", file);
+    if (!set) return set.error();
+    p.set = *set;
+    auto unset = detail::opt_string_array(t, "unset", file);
+    if (!unset) return unset.error();
+    p.unset = *unset;
+    for (const auto& [k, v] : p.set)
+        if (!valid_env_name(k))
+            return data_error(file, line_of(*t.get("set")), fmt::format("'{}' is not a valid variable name", k));
+    for (const auto& k : p.unset) {
+        if (!valid_env_name(k))
+            return data_error(file, line_of(*t.get("unset")), fmt::format("'{}' is not a valid variable name", k));
+        if (p.set.count(k) != 0)
+            return data_error(file, line_of(*t.get("unset")), fmt::format("'{}' is both set and unset", k));
+    }
+    if (const toml::node* go = t.get("gfx_override")) {
+        const auto* arr = go->as_array();
+        if (!arr) return data_error(file, line_of(*go), "'gfx_override' must be an array of tables ([[gfx_override]])");
+        for (const auto& item : *arr) {
+            const auto* rule = item.as_table();
+            if (!rule) return data_error(file, line_of(item), "each gfx_override must be a table");
+            if (auto s = detail::check_keys(*rule, file, {"targets", "value"}, "gfx_override"); !s) return s.error();
+            GfxOverrideRule r;
+            r.line = line_of(item);
+            auto targets = detail::opt_string_array(*rule, "targets", file);
+            if (!targets) return targets.error();
+            r.targets = *targets;
+            auto value = detail::req_string(*rule, "value", file, r.line);
+            if (!value) return value.error();
+            r.value = *value;
+            if (r.targets.empty()) return data_error(file, r.line, "gfx_override needs a non-empty 'targets'");
+            p.gfx_override.push_back(std::move(r));
+        }
+    }
+    return p;
+}
+
+Result<ProfileSet> load_profiles(const std::filesystem::path& dir) {
+    std::error_code ec;
+    std::vector<std::filesystem::path> files;
+    for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+        if (it->path().extension() == ".toml") files.push_back(it->path());
+    if (ec) return Error{"reading profile directory", dir.string(), ec.message(), ExitCode::environment, ec.value()};
+    std::sort(files.begin(), files.end());
+    ProfileSet set;
+    std::map<std::string, std::string> seen;
+    for (const auto& path : files) {
+        std::ifstream in(path, std::ios::binary);
+        if (!in) return Error{"reading profile", path.string(), "cannot open", ExitCode::environment};
+        std::stringstream buf;
+        buf << in.rdbuf();
+        auto p = parse_profile(buf.str(), path.string());
+        if (!p) return p.error();
+        if (auto [it, fresh] = seen.emplace(p->name, path.string()); !fresh)
+            return data_error(path.string(), 1, fmt::format("profile '{}' is also defined in {}", p->name, it->second));
+        set.add(std::move(*p));
+    }
+    // Every `extends` must name a profile, without loops.
+    for (const auto& p : set.all()) {
+        std::set<std::string> chain{p.name};
+        const Profile* cur = &p;
+        while (!cur->extends.empty()) {
+            const Profile* parent = set.find(cur->extends);
+            if (!parent)
+                return data_error(cur->file, 1, fmt::format("'extends' names no profile: '{}'", cur->extends));
+            if (!chain.insert(parent->name).second)
+                return data_error(cur->file, 1, fmt::format("'extends' loops back to '{}'", parent->name));
+            cur = parent;
+        }
+    }
+    return set;
+}
+
+std::vector<const Profile*> ProfileSet::ladder() const {
+    std::vector<const Profile*> out;
+    for (const auto& p : m_profiles) out.push_back(&p);
+    std::sort(out.begin(), out.end(),
+              [](const Profile* a, const Profile* b) { return std::tie(a->rank, a->name) < std::tie(b->rank, b->name); });
+    return out;
+}
+
+const Profile* ProfileSet::find(std::string_view name) const {
+    for (const auto& p : m_profiles)
+        if (p.name == name) return &p;
+    return nullptr;
+}
+
+bool ProfileSet::override_applies(const Profile& p, const std::vector<std::string>& gpu_targets) {
+    if (p.gfx_override.empty() || gpu_targets.empty()) return false;
+    std::optional<std::string> value;
+    for (const auto& target : gpu_targets) {
+        const GfxOverrideRule* match = nullptr;
+        for (const auto& rule : p.gfx_override)
+            if (std::find(rule.targets.begin(), rule.targets.end(), target) != rule.targets.end()) match = &rule;
+        if (!match) return false;
+        // One process-wide variable: GPUs that would need different values cannot share it.
+        if (value && *value != match->value) return false;
+        value = match->value;
+    }
+    return true;
+}
+
+const Profile* ProfileSet::next_stricter(std::string_view name, const std::vector<std::string>& gpu_targets) const {
+    const auto rungs = ladder();
+    auto it = std::find_if(rungs.begin(), rungs.end(), [&](const Profile* p) { return p->name == name; });
+    if (it == rungs.end()) return nullptr;
+    for (++it; it != rungs.end(); ++it) {
+        const Profile& p = **it;
+        const bool own_env = !p.set.empty() || !p.unset.empty() || p.hide_gpu;
+        if (own_env || override_applies(p, gpu_targets)) return &p;
+    }
+    return nullptr;
+}
+
+Result<ProfileEnv> ProfileSet::resolve(std::string_view name, const std::vector<std::string>& gpu_targets) const {
+    const Profile* p = find(name);
+    if (!p) {
+        std::string names;
+        for (const auto* r : ladder()) names += (names.empty() ? "" : ", ") + r->name;
+        return Error{"resolving profile", std::string(name), fmt::format("no such profile (known: {})", names),
+                     ExitCode::usage};
+    }
+    std::vector<const Profile*> chain;
+    for (const Profile* cur = p; cur; cur = cur->extends.empty() ? nullptr : find(cur->extends)) chain.push_back(cur);
+    ProfileEnv env;
+    env.name = p->name;
+    for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+        const Profile& rung = **it;
+        for (const auto& k : rung.unset) {
+            env.set.erase(k);
+            if (std::find(env.unset.begin(), env.unset.end(), k) == env.unset.end()) env.unset.push_back(k);
+        }
+        for (const auto& [k, v] : rung.set) {
+            env.set[k] = v;
+            env.unset.erase(std::remove(env.unset.begin(), env.unset.end(), k), env.unset.end());
+        }
+        env.hide_gpu = env.hide_gpu || rung.hide_gpu;
+        if (!rung.gfx_override.empty()) {
+            if (override_applies(rung, gpu_targets)) {
+                for (const auto& rule : rung.gfx_override)
+                    if (std::find(rule.targets.begin(), rule.targets.end(), gpu_targets.front()) != rule.targets.end())
+                        env.set["HSA_OVERRIDE_GFX_VERSION"] = rule.value;
+            } else {
+                std::string targets;
+                for (const auto& t : gpu_targets) targets += (targets.empty() ? "" : ", ") + t;
+                env.notes.push_back(fmt::format("profile '{}': no ISA-compatible override for {}; "
+                                                "HSA_OVERRIDE_GFX_VERSION left as it is",
+                                                rung.name, targets.empty() ? "no GPU" : targets));
+            }
+        }
+    }
+    return env;
+}
+
+void apply_profile_env(std::map<std::string, std::string>& env, const ProfileEnv& profile) {
+    for (const auto& k : profile.unset) env.erase(k);
+    for (const auto& [k, v] : profile.set) env[k] = v;
+}
+
+std::vector<std::string> gpu_targets(const Facts& facts) {
+    std::vector<std::string> out;
+    for (const auto& gpu : facts.gpus)
+        if (gpu.gfx_target) out.push_back(*gpu.gfx_target);
+    return out;
+}
+
+std::string user_env_file_path(const std::map<std::string, std::string>& process_env) {
+    const auto get = [&](const char* k) -> std::string {
+        const auto it = process_env.find(k);
+        return it == process_env.end() ? std::string() : it->second;
+    };
+    std::string config = get("XDG_CONFIG_HOME");
+    // The XDG base-directory spec says relative values are invalid and must be ignored.
+    if (config.empty() || config.front() != '/') config = get("HOME") + "/.config";
+    return config + "/rmcp/profile.env";
+}
+
+namespace {
+// Single-quoted sh word: the only character that needs care is ' itself ('\'').
+std::string sh_quote(std::string_view v) {
+    std::string out = "'";
+    for (const char c : v) {
+        if (c == '\'')
+            out += "'\\''";
+        else
+            out += c;
+    }
+    out += '\'';
+    return out;
+}
+
+// Inverse of sh_quote for the subset render_env_file writes: concatenated '...' and \' pieces.
+std::optional<std::string> sh_unquote(std::string_view w) {
+    std::string out;
+    std::size_t i = 0;
+    while (i < w.size()) {
+        if (w[i] == '\'') {
+            const auto end = w.find('\'', i + 1);
+            if (end == std::string_view::npos) return std::nullopt;
+            out.append(w.substr(i + 1, end - i - 1));
+            i = end + 1;
+        } else if (w[i] == '\\' && i + 1 < w.size() && w[i + 1] == '\'') {
+            out += '\'';
+            i += 2;
+        } else {
+            return std::nullopt;
+        }
+    }
+    return out;
+}
+}  // namespace
+
+Result<std::map<std::string, std::string>> parse_env_file(std::string_view text, const std::string& file) {
+    std::map<std::string, std::string> out;
+    unsigned line_no = 0;
+    for (const auto raw : split_lines(text)) {
+        ++line_no;
+        const auto line = trim(raw);
+        if (line.empty() || line.front() == '#') continue;
+        constexpr std::string_view k_export = "export ";
+        const auto eq = line.find('=');
+        if (line.substr(0, k_export.size()) != k_export || eq == std::string_view::npos)
+            return data_error(file, line_no, "expected `export NAME='value'`");
+        const auto name = trim(line.substr(k_export.size(), eq - k_export.size()));
+        if (!valid_env_name(name)) return data_error(file, line_no, fmt::format("'{}' is not a variable name", name));
+        const auto value = sh_unquote(line.substr(eq + 1));
+        if (!value) return data_error(file, line_no, "the value must be single-quoted as rmcp writes it");
+        out[std::string(name)] = *value;
+    }
+    return out;
+}
+
+std::string render_env_file(const std::map<std::string, std::string>& vars) {
+    std::string out =
+        "# rmcp profile environment, written by `rmcp patch apply` (undo: `rmcp patch rollback`).\n"
+        "# `rmcp env` and `rmcp run` apply it; sh users may also source it.\n";
+    for (const auto& [k, v] : vars) out += fmt::format("export {}={}\n", k, sh_quote(v));
+    return out;
+}
+
+}  // namespace rmcp::patch
