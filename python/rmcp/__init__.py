@@ -1,0 +1,1 @@
+"""rmcp: the Python side of rmcp (rmcp.torch, the probe worker)."""

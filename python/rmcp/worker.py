@@ -1,0 +1,381 @@
+"""The probe worker: runs ONE convolution scenario and prints ONE JSON line.
+
+    python -m rmcp.worker SCENARIO [--device cpu|cuda] [--repeat N] [--warmup N]
+
+SCENARIO is a JSON object (what `rmcp probe` passes) or a scenario id from the catalogue
+(probe/catalogue.toml, or --catalogue FILE; reading TOML needs Python 3.11's tomllib).
+
+The worker runs in the user's interpreter (`rmcp probe --python PY`), so it uses only the
+standard library and torch. `rmcp probe` starts one worker per (scenario, configuration):
+a GPU memory fault aborts the process, a hung kernel never returns, and neither may take
+the probe down with it. What the worker does:
+
+1. builds the tensors from a fixed seed in float64 on the CPU and casts them to the
+   scenario's dtype and device;
+2. runs the operation once (this is where MIOpen searches solvers and where field
+   failures happen) and compares the result with a float64 CPU reference computed from
+   the same (already rounded) inputs; a wrong answer is a failure like a crash;
+3. times it: warm-up calls, device synchronisation around every call, the median of
+   --repeat calls.
+
+Exit status: 0 the scenario passed or is unsupported on this device (status says which),
+1 it failed (wrong answer or an exception), 2 usage error, 3 environment (no torch, no GPU).
+
+TEST ONLY: RMCP_PROBE_INJECT (a JSON fault list, see `_Injector`) makes the worker
+reproduce field failure modes (abort with ROCr's memory-fault text, hang, corrupt the
+result, raise a HIP error), each conditioned on the configuration's environment. It exists
+so that the probe's control paths can be tested without an AMD GPU; never set it otherwise.
+"""
+
+import argparse
+import fnmatch
+import json
+import math
+import os
+import random
+import statistics
+import sys
+import time
+
+SCHEMA_VERSION = 1
+
+# Largest normalised error (max |result - reference| / max |reference|) still accepted.
+# float32 allows TF32 (10-bit mantissa inputs), which PyTorch enables for convolutions on
+# NVIDIA GPUs, and Winograd's extra rounding; float16 allows half-precision rounding of
+# inputs and outputs with fp32 accumulation. Corrupted results land orders of magnitude above.
+TOLERANCES = {"float32": 2e-3, "float16": 2e-2}
+
+DIRECTION_TAGS = {"forward": "fwd", "backward_data": "bwd-data", "backward_weight": "bwd-weight"}
+DTYPE_TAGS = {"float32": "fp32", "float16": "fp16"}
+
+# Errors that mean "this build cannot run this op on this device", not "the op is broken":
+# PyTorch 1.13's CPU build has no half-precision slow_conv2d, for example.
+UNSUPPORTED_MARKERS = ("not implemented for 'Half'", "not implemented for \"Half\"",
+                       "\"slow_conv2d_cpu\" not implemented", "not supported on CPUTensorId")
+
+
+class UsageError(Exception):
+    pass
+
+
+# --------------------------------------------------------------------------- catalogue
+
+def default_catalogue():
+    here = os.path.dirname(os.path.abspath(__file__))
+    candidates = [os.environ.get("RMCP_PROBE_CATALOGUE", ""),
+                  os.path.join(os.environ.get("RMCP_DATA_DIR", ""), "probe", "catalogue.toml"),
+                  os.path.join(here, "..", "..", "probe", "catalogue.toml"),
+                  os.path.join(here, "probe", "catalogue.toml")]
+    for path in candidates:
+        if path and os.path.isfile(path):
+            return path
+    return None
+
+
+def scenario_id(name, batch, direction, dtype):
+    return f"{name}-b{batch}-{DIRECTION_TAGS[direction]}-{DTYPE_TAGS[dtype]}"
+
+
+def expand_family(family):
+    """The scenarios of one [[family]] table, as the orchestrator expands them."""
+    rank = 1 if family["op"] == "conv1d" else 2
+    out = []
+    for batch in family["batch"]:
+        for direction in family["directions"]:
+            for dtype in family["dtypes"]:
+                out.append({
+                    "id": scenario_id(family["name"], batch, direction, dtype),
+                    "op": family["op"], "direction": direction, "dtype": dtype,
+                    "input": [batch, *family["input"]], "weight": list(family["weight"]),
+                    "stride": list(family.get("stride", [1] * rank)),
+                    "padding": list(family.get("padding", [0] * rank)),
+                    "dilation": list(family.get("dilation", [1] * rank)),
+                    "groups": int(family.get("groups", 1)),
+                })
+    return out
+
+
+def load_scenario_from_catalogue(wanted, path):
+    if path is None:
+        raise UsageError("no catalogue found: pass --catalogue FILE or a JSON scenario")
+    try:
+        import tomllib
+    except ImportError as exc:  # Python < 3.11
+        raise UsageError("reading the catalogue needs Python 3.11 (tomllib); pass a JSON scenario") from exc
+    with open(path, "rb") as fh:
+        data = tomllib.load(fh)
+    for family in data.get("family", []):
+        for spec in expand_family(family):
+            if spec["id"] == wanted:
+                return spec
+    raise UsageError(f"no scenario {wanted!r} in {path}")
+
+
+def validate(spec):
+    for key in ("id", "op", "direction", "dtype", "input", "weight"):
+        if key not in spec:
+            raise UsageError(f"scenario lacks {key!r}")
+    if spec["op"] not in ("conv1d", "conv2d"):
+        raise UsageError(f"unknown op {spec['op']!r}")
+    if spec["direction"] not in DIRECTION_TAGS:
+        raise UsageError(f"unknown direction {spec['direction']!r}")
+    if spec["dtype"] not in TOLERANCES:
+        raise UsageError(f"unknown dtype {spec['dtype']!r}")
+    rank = 1 if spec["op"] == "conv1d" else 2
+    if len(spec["input"]) != rank + 2 or len(spec["weight"]) != rank + 2:
+        raise UsageError(f"{spec['op']} needs input and weight of rank {rank + 2}")
+    spec.setdefault("stride", [1] * rank)
+    spec.setdefault("padding", [0] * rank)
+    spec.setdefault("dilation", [1] * rank)
+    spec.setdefault("groups", 1)
+    return spec
+
+
+# --------------------------------------------------------------------------- injector
+
+class _Injector:
+    """TEST ONLY. RMCP_PROBE_INJECT='{"faults": [FAULT, ...]}' (or a bare list), where
+    FAULT = {"failure": "crash"|"hang"|"wrong"|"error",
+             "scenarios": ["glob", ...],      # scenario ids it applies to (default: all)
+             "when": {"VAR": "value", ...},   # fires only if all of these hold
+             "unless": {"VAR": "value", ...}} # suppressed if all of these hold
+    An empty value in "when"/"unless" means "unset or empty"."""
+
+    def __init__(self, text, scenario):
+        self.failure = None
+        if not text:
+            return
+        data = json.loads(text)
+        faults = data.get("faults", []) if isinstance(data, dict) else data
+        for fault in faults:
+            patterns = fault.get("scenarios", ["*"])
+            if not any(fnmatch.fnmatchcase(scenario, p) for p in patterns):
+                continue
+            if not self._holds(fault.get("when", {})):
+                continue
+            unless = fault.get("unless", {})
+            if unless and self._holds(unless):
+                continue
+            self.failure = fault["failure"]
+            return
+
+    @staticmethod
+    def _holds(conditions):
+        return all(os.environ.get(k, "") == str(v) for k, v in conditions.items())
+
+    def before_result(self):
+        """Called right after the operation ran, where field failures surface."""
+        if self.failure == "crash":
+            # ROCr's message (FACTS.md, "Crash signatures"), then abort() like ROCr does.
+            rng = random.Random()
+            sys.stderr.write(
+                f"Memory access fault by GPU node-1 (Agent handle: 0x{rng.getrandbits(44):x}) on address "
+                f"0x{rng.getrandbits(40) << 12:x}. Reason: Page not present or supervisor privilege.\n")
+            sys.stderr.flush()
+            try:
+                import resource
+                resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+            except (ImportError, ValueError, OSError):
+                pass
+            os.abort()
+        if self.failure == "hang":
+            while True:  # a GPU hang: the call never returns
+                time.sleep(3600)
+        if self.failure == "error":
+            raise RuntimeError("HIP error: invalid device function\nHIP kernel errors might be asynchronously "
+                               "reported at some other API call")
+
+    def corrupt(self, result):
+        if self.failure != "wrong":
+            return result
+        import torch
+        bad = result.clone()
+        flat = bad.view(-1)
+        flat[::7] = 0  # a solver that skips work: every 7th element left at zero
+        flat[1::7] += 1.0 + flat[1::7].abs()
+        return bad if result.numel() > 1 else torch.full_like(result, float("nan"))
+
+
+# --------------------------------------------------------------------------- running
+
+def _functional(torch, op):
+    return torch.nn.functional.conv1d if op == "conv1d" else torch.nn.functional.conv2d
+
+
+def _output_shape(spec):
+    n, _c, *spatial = spec["input"]
+    out_c, _, *kernel = spec["weight"]
+    dims = []
+    for size, k, s, p, d in zip(spatial, kernel, spec["stride"], spec["padding"], spec["dilation"]):
+        dims.append((size + 2 * p - d * (k - 1) - 1) // s + 1)
+    return [n, out_c, *dims]
+
+
+class Case:
+    """Tensors and the operation of one scenario on one device."""
+
+    def __init__(self, torch, spec, device, seed):
+        self.torch, self.spec, self.device = torch, spec, device
+        self.dtype = getattr(torch, spec["dtype"])
+        self.conv = _functional(torch, spec["op"])
+        gen = torch.Generator().manual_seed(seed)
+        fan_in = math.prod(spec["weight"][1:])
+        # Inputs are rounded to the scenario's dtype first, so the float64 reference sees
+        # exactly what the device sees and only the computation's error is measured.
+        x = torch.randn(spec["input"], generator=gen, dtype=torch.float64).to(self.dtype)
+        w = (torch.randn(spec["weight"], generator=gen, dtype=torch.float64) / math.sqrt(fan_in)).to(self.dtype)
+        g = torch.randn(_output_shape(spec), generator=gen, dtype=torch.float64).to(self.dtype)
+        self.x64, self.w64, self.g64 = x.double(), w.double(), g.double()
+        self.x, self.w, self.g = x.to(device), w.to(device), g.to(device)
+        self.args = dict(stride=spec["stride"], padding=spec["padding"], dilation=spec["dilation"],
+                         groups=spec["groups"])
+        self._graph = None
+
+    def prepare(self):
+        """Forward pass whose graph the backward directions reuse on every timed call."""
+        direction = self.spec["direction"]
+        if direction == "forward":
+            return
+        x = self.x.detach().requires_grad_(direction == "backward_data")
+        w = self.w.detach().requires_grad_(direction == "backward_weight")
+        y = self.conv(x, w, **self.args)
+        self._graph = (y, x if direction == "backward_data" else w)
+
+    def run(self):
+        if self.spec["direction"] == "forward":
+            with self.torch.no_grad():
+                return self.conv(self.x, self.w, **self.args)
+        y, wrt = self._graph
+        (grad,) = self.torch.autograd.grad(y, wrt, self.g, retain_graph=True)
+        return grad
+
+    def reference(self, ref_batch):
+        """float64 on the CPU; forward and backward-data rows depend only on their own
+        batch item, so they are checked on the first ref_batch items (all for weights)."""
+        torch, direction = self.torch, self.spec["direction"]
+        rows = self.x64.shape[0] if direction == "backward_weight" else min(ref_batch, self.x64.shape[0])
+        x, g = self.x64[:rows], self.g64[:rows]
+        if direction == "forward":
+            return self.conv(x, self.w64, **self.args), rows
+        x = x.clone().requires_grad_(direction == "backward_data")
+        w = self.w64.clone().requires_grad_(direction == "backward_weight")
+        y = self.conv(x, w, **self.args)
+        (grad,) = torch.autograd.grad(y, x if direction == "backward_data" else w, g)
+        return grad, rows
+
+    def synchronize(self):
+        if self.device.startswith("cuda"):
+            self.torch.cuda.synchronize()
+
+
+def normalised_error(torch, result, reference):
+    result = result.detach().to("cpu", torch.float64)
+    if not bool(torch.isfinite(result).all()):
+        return math.inf
+    scale = float(reference.abs().max()) if reference.numel() else 0.0
+    diff = float((result - reference).abs().max()) if reference.numel() else 0.0
+    return diff / scale if scale > 0 else diff
+
+
+def device_facts(torch, device):
+    facts = {"torch_version": torch.__version__, "hip_version": getattr(torch.version, "hip", None),
+             "cuda_version": getattr(torch.version, "cuda", None), "device_name": "cpu", "gfx_target": ""}
+    if device.startswith("cuda"):
+        props = torch.cuda.get_device_properties(torch.device(device))
+        facts["device_name"] = props.name
+        # ROCm builds report the (possibly overridden) target, e.g. "gfx1030:sramecc-:xnack-".
+        facts["gfx_target"] = getattr(props, "gcnArchName", "").split(":")[0]
+    return facts
+
+
+def run_scenario(spec, device="cpu", repeat=5, warmup=2, seed=0, ref_batch=8, inject=None):
+    """Runs one scenario; returns the report dict (what the worker prints)."""
+    spec = validate(dict(spec))
+    report = {"schema_version": SCHEMA_VERSION, "scenario": spec["id"], "device": device,
+              "dtype": spec["dtype"], "direction": spec["direction"]}
+    try:
+        import torch
+    except ImportError as exc:
+        report.update(status="no_torch", message=f"import torch failed: {exc}")
+        return report
+    report.update(device_facts(torch, device) if not device.startswith("cuda") or torch.cuda.is_available()
+                  else {"torch_version": torch.__version__})
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        report.update(status="no_device", message="torch.cuda.is_available() is False")
+        return report
+    if os.environ.get("RMCP_DISABLE_MIOPEN", "") not in ("", "0"):
+        torch.backends.cudnn.enabled = False  # the "MIOpen off" switch (docs/probe.md)
+    report["miopen_enabled"] = bool(torch.backends.cudnn.enabled)
+    injector = _Injector(os.environ.get("RMCP_PROBE_INJECT", "") if inject is None else inject, spec["id"])
+
+    tolerance = TOLERANCES[spec["dtype"]]
+    try:
+        case = Case(torch, spec, device, seed)
+        case.prepare()
+        result = case.run()
+        case.synchronize()
+        injector.before_result()
+        result = injector.corrupt(result)
+    except RuntimeError as exc:
+        text = str(exc)
+        if any(marker in text for marker in UNSUPPORTED_MARKERS):
+            report.update(status="unsupported", message=f"unsupported on this device: {text.splitlines()[0]}")
+        else:
+            report.update(status="error", message=text.strip()[:2000])
+        return report
+
+    reference, rows = case.reference(ref_batch)
+    checked = result if spec["direction"] == "backward_weight" else result[:rows]
+    error = normalised_error(torch, checked, reference)
+    report.update(error=error if math.isfinite(error) else "inf", tolerance=tolerance, reference_rows=rows)
+    if not error <= tolerance:
+        report.update(status="wrong",
+                      message=f"result differs from the float64 reference: error {error:.3g} > {tolerance:g}")
+        return report
+
+    for _ in range(warmup):
+        case.run()
+    times = []
+    for _ in range(max(1, repeat)):
+        case.synchronize()
+        start = time.perf_counter()
+        case.run()
+        case.synchronize()
+        times.append((time.perf_counter() - start) * 1e3)
+    report.update(status="ok", median_ms=statistics.median(times), min_ms=min(times),
+                  times_ms=[round(t, 4) for t in times])
+    return report
+
+
+EXIT_FOR_STATUS = {"ok": 0, "unsupported": 0, "wrong": 1, "error": 1, "no_torch": 3, "no_device": 3}
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m rmcp.worker", description=__doc__.split("\n\n")[0])
+    parser.add_argument("scenario", help="scenario id from the catalogue, or a JSON scenario object")
+    parser.add_argument("--device", default="cpu", help="cpu or cuda (ROCm builds call the GPU cuda too)")
+    parser.add_argument("--repeat", type=int, default=5, help="timed calls; the median is reported")
+    parser.add_argument("--warmup", type=int, default=2, help="untimed calls before timing")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--ref-batch", type=int, default=8,
+                        help="batch items checked for forward and backward-data (weights: all)")
+    parser.add_argument("--catalogue", default=None, help="catalogue TOML for scenario ids")
+    args = parser.parse_args(argv)
+    if not (args.device == "cpu" or args.device.startswith("cuda")):
+        parser.error(f"--device must be cpu or cuda, not {args.device!r}")
+    try:
+        text = args.scenario.strip()
+        if text.startswith("{"):
+            spec = json.loads(text)
+        else:
+            spec = load_scenario_from_catalogue(text, args.catalogue or default_catalogue())
+        report = run_scenario(spec, args.device, args.repeat, args.warmup, args.seed, args.ref_batch)
+    except (UsageError, json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+        print(f"rmcp.worker: error: {exc}", file=sys.stderr)
+        return 2
+    print(json.dumps(report, sort_keys=True), flush=True)
+    return EXIT_FOR_STATUS.get(report["status"], 1)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
