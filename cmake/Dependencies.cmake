@@ -7,6 +7,7 @@ find_package(PkgConfig REQUIRED)
 pkg_check_modules(HYPERSCAN REQUIRED IMPORTED_TARGET libhs)
 pkg_check_modules(ZSTD REQUIRED IMPORTED_TARGET libzstd)
 find_package(LibArchive REQUIRED)
+find_package(ZLIB REQUIRED)  # explain: .gz logs
 find_package(Threads REQUIRED)
 if(RMCP_TESTS)
   find_package(GTest REQUIRED)
