@@ -31,7 +31,6 @@
 #include <mutex>
 #include <pthread.h>
 #include <unistd.h>
-#include <unordered_map>
 
 namespace {
 
@@ -141,24 +140,79 @@ struct Stats {
 Stats g_stats;
 std::atomic<bool> g_used{false};
 
-// Pointer → size, striped so concurrent threads rarely meet on one lock.
+// Pointer → size: an open-addressing table (linear probing, tombstones) split into
+// stripes, each behind its own spinlock, so the hot path never allocates and concurrent
+// threads rarely meet on one lock. A full stripe stops tracking sizes (counted in
+// "untracked"), it never blocks or fails the call.
 constexpr std::size_t k_stripes = 64;
-struct Stripe {
-    std::mutex lock;
-    std::unordered_map<std::uintptr_t, std::uint64_t> sizes;
-};
-Stripe* g_stripes = nullptr;  // allocated at first use, never freed (used until exit)
-std::once_flag g_stripes_once;
+constexpr std::size_t k_stripe_slots = 8192;  // 64 × 8192 × 16 B = 8 MiB of address space, touched lazily
+constexpr std::uintptr_t k_empty = 0;
+constexpr std::uintptr_t k_tombstone = 1;
 
-Stripe& stripe_for(const void* p) {
-    std::call_once(g_stripes_once, [] { g_stripes = new Stripe[k_stripes]; });
-    const auto v = reinterpret_cast<std::uintptr_t>(p);
-    return g_stripes[(v >> 8) % k_stripes];
+struct alignas(64) Stripe {
+    std::atomic_flag lock = ATOMIC_FLAG_INIT;
+    std::uintptr_t keys[k_stripe_slots];
+    std::uint64_t sizes[k_stripe_slots];
+};
+Stripe* g_stripes = nullptr;  // mapped at first use (zeroed by calloc), kept until exit
+std::atomic<std::uint64_t> g_untracked{0};
+
+class StripeGuard {
+public:
+    explicit StripeGuard(Stripe& s) : m_s(s) {
+        while (m_s.lock.test_and_set(std::memory_order_acquire)) {
+        }
+    }
+    ~StripeGuard() { m_s.lock.clear(std::memory_order_release); }
+    StripeGuard(const StripeGuard&) = delete;
+    StripeGuard& operator=(const StripeGuard&) = delete;
+
+private:
+    Stripe& m_s;
+};
+
+std::size_t hash_ptr(std::uintptr_t v) {
+    v ^= v >> 33;
+    v *= 0xff51afd7ed558ccdULL;
+    v ^= v >> 33;
+    return static_cast<std::size_t>(v);
+}
+
+Stripe& stripe_for(std::uintptr_t key) { return g_stripes[hash_ptr(key) % k_stripes]; }
+
+void table_insert(std::uintptr_t key, std::uint64_t size) {
+    Stripe& s = stripe_for(key);
+    StripeGuard guard(s);
+    std::size_t i = (hash_ptr(key) / k_stripes) % k_stripe_slots;
+    for (std::size_t probes = 0; probes < k_stripe_slots; ++probes, i = (i + 1) % k_stripe_slots) {
+        if (s.keys[i] == k_empty || s.keys[i] == k_tombstone || s.keys[i] == key) {
+            s.keys[i] = key;
+            s.sizes[i] = size;
+            return;
+        }
+    }
+    g_untracked.fetch_add(1, std::memory_order_relaxed);
+}
+
+// Returns the size recorded for key and forgets it; nullopt-like 'false' when unknown.
+bool table_erase(std::uintptr_t key, std::uint64_t& size) {
+    Stripe& s = stripe_for(key);
+    StripeGuard guard(s);
+    std::size_t i = (hash_ptr(key) / k_stripes) % k_stripe_slots;
+    for (std::size_t probes = 0; probes < k_stripe_slots; ++probes, i = (i + 1) % k_stripe_slots) {
+        if (s.keys[i] == k_empty) return false;
+        if (s.keys[i] == key) {
+            size = s.sizes[i];
+            s.keys[i] = k_tombstone;
+            return true;
+        }
+    }
+    return false;
 }
 
 std::uint64_t now_ns() {
     timespec ts{};
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);  // ~ms resolution is enough for a ring of events
     return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000U + static_cast<std::uint64_t>(ts.tv_nsec);
 }
 
@@ -181,11 +235,7 @@ void on_alloc(Api api, void* ptr, std::uint64_t size, HipError result) {
         g_stats.last_failure_api.store(static_cast<std::uint32_t>(api), std::memory_order_relaxed);
         return;
     }
-    {
-        Stripe& s = stripe_for(ptr);
-        std::lock_guard guard(s.lock);
-        s.sizes[reinterpret_cast<std::uintptr_t>(ptr)] = size;
-    }
+    table_insert(reinterpret_cast<std::uintptr_t>(ptr), size);
     g_stats.bytes_allocated.fetch_add(size, std::memory_order_relaxed);
     g_stats.live_allocations.fetch_add(1, std::memory_order_relaxed);
     const auto live = g_stats.live_bytes.fetch_add(size, std::memory_order_relaxed) + size;
@@ -197,15 +247,9 @@ void on_alloc(Api api, void* ptr, std::uint64_t size, HipError result) {
 void on_free(Api api, void* ptr, HipError result) {
     g_stats.calls[static_cast<std::size_t>(api)].fetch_add(1, std::memory_order_relaxed);
     std::uint64_t size = 0;
-    if (ptr && result == k_hip_success) {
-        Stripe& s = stripe_for(ptr);
-        std::lock_guard guard(s.lock);
-        if (auto it = s.sizes.find(reinterpret_cast<std::uintptr_t>(ptr)); it != s.sizes.end()) {
-            size = it->second;
-            s.sizes.erase(it);
-            g_stats.live_bytes.fetch_sub(size, std::memory_order_relaxed);
-            g_stats.live_allocations.fetch_sub(1, std::memory_order_relaxed);
-        }
+    if (ptr && result == k_hip_success && table_erase(reinterpret_cast<std::uintptr_t>(ptr), size)) {
+        g_stats.live_bytes.fetch_sub(size, std::memory_order_relaxed);
+        g_stats.live_allocations.fetch_sub(1, std::memory_order_relaxed);
     }
     if (result != k_hip_success) {
         g_stats.failures.fetch_add(1, std::memory_order_relaxed);
@@ -282,6 +326,7 @@ void write_summary(const char* reason, int signal_number) {
     w.field("peak_live_bytes", g_stats.peak_live_bytes.load());
     w.field("largest_request", g_stats.largest_request.load());
     w.field("failures", g_stats.failures.load());
+    w.field("untracked", g_untracked.load());
     w.str("\"last_failure\":");
     if (g_stats.failures.load()) {
         w.str("{\"api\":\"");
@@ -333,10 +378,19 @@ void on_fatal_signal(int sig) {
 void at_exit_summary() { write_summary("exit", 0); }
 
 // Called at the first intercepted call only, so a program without HIP sees no change.
+std::atomic<bool> g_ready{false};
+
 void first_use() {
+    if (g_ready.load(std::memory_order_acquire)) return;
     std::call_once(g_config_once, [] {
         read_config();
+        g_used.store(true, std::memory_order_relaxed);
         if (!g_config.trace) return;
+        g_stripes = static_cast<Stripe*>(std::calloc(k_stripes, sizeof(Stripe)));
+        if (!g_stripes) {  // no table: count calls only
+            g_config.trace = false;
+            return;
+        }
         std::atexit(at_exit_summary);
         for (std::size_t i = 0; i < std::size(k_fatal_signals); ++i) {
             struct sigaction sa {};
@@ -346,7 +400,7 @@ void first_use() {
             sigaction(k_fatal_signals[i], &sa, &g_previous[i]);
         }
     });
-    g_used.store(true, std::memory_order_relaxed);
+    g_ready.store(true, std::memory_order_release);
 }
 
 using MallocFn = HipError (*)(void**, std::size_t);
