@@ -30,3 +30,16 @@ fi
 
 cmake --preset default >/dev/null
 cmake --build build -j"$(nproc)"
+
+# rmcp.torch: make `import rmcp` work in Debian's /usr/bin/python3 by a .pth file naming
+# this checkout's python/ directory (no copy, so edits and rebuilds take effect at once).
+# The operator library stays at build/python/librmcp_torch_ops.so, where rmcp.torch looks
+# for it (python/rmcp/torch/_locate.py). Idempotent: the file is rewritten only when it differs.
+rmcp_site=$(/usr/bin/python3 -c 'import sysconfig; print(sysconfig.get_path("purelib"))')
+rmcp_pth_line="$(pwd)/python"
+if [[ "$(cat "$rmcp_site/rmcp.pth" 2>/dev/null)" != "$rmcp_pth_line" ]]; then
+  RMCP_SUDO=()
+  [[ $(id -u) -eq 0 || -w "$rmcp_site" ]] || RMCP_SUDO=(sudo)
+  "${RMCP_SUDO[@]}" mkdir -p "$rmcp_site"
+  printf '%s\n' "$rmcp_pth_line" | "${RMCP_SUDO[@]}" tee "$rmcp_site/rmcp.pth" >/dev/null
+fi
