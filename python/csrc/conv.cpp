@@ -66,10 +66,12 @@ struct Shape {
 
 Shape shape_of(const at::Tensor& x, const at::Tensor& weight, const Geometry& g) {
   Shape s{x.size(0), x.size(1), x.size(2), x.size(3), weight.size(0), weight.size(2), weight.size(3), 0, 0};
-  s.out_h = (s.h - g.dilation_h * (s.kh - 1) - 1) / g.stride_h + 1;
-  s.out_w = (s.w - g.dilation_w * (s.kw - 1) - 1) / g.stride_w + 1;
-  TORCH_CHECK(s.out_h > 0 && s.out_w > 0, "rmcp::conv: the (padded) input ", x.sizes(),
+  const int64_t reach_h = g.dilation_h * (s.kh - 1) + 1;
+  const int64_t reach_w = g.dilation_w * (s.kw - 1) + 1;
+  TORCH_CHECK(s.h >= reach_h && s.w >= reach_w, "rmcp::conv: the (padded) input ", x.sizes(),
               " is smaller than the dilated kernel ", weight.sizes());
+  s.out_h = (s.h - reach_h) / g.stride_h + 1;
+  s.out_w = (s.w - reach_w) / g.stride_w + 1;
   return s;
 }
 

@@ -175,6 +175,8 @@ def test_rejects_what_torch_rejects():
         torch.ops.rmcp.conv.padding(torch.randn(1, 3, 5, 5), torch.randn(2, 3, 3, 3), None, [2], "same", [1], 1)
     with pytest.raises(RuntimeError, match="smaller than the dilated kernel"):
         torch.ops.rmcp.conv(torch.randn(1, 3, 2, 2), torch.randn(2, 3, 3, 3), None, [1], [0], [1], 1)
+    with pytest.raises(RuntimeError, match="smaller than the dilated kernel"):  # 8 < 9, stride 2
+        torch.ops.rmcp.conv(torch.randn(1, 2, 8), torch.randn(2, 2, 5), None, [2], [0], [2], 1)
 
 
 def test_no_native_convolution_is_called():
