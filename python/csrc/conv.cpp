@@ -173,31 +173,81 @@ class Im2colGemmConv : public torch::autograd::Function<Im2colGemmConv> {
 };
 
 // Depthwise (groups == C, O a multiple of C): the sum over kernel offsets of strided
-// slices of the padded input times per-channel weights. The workspace is a few
-// output-sized tensors instead of a C*kh*kw-times-larger im2col; autograd differentiates
-// the elementwise operations. Reduced-precision inputs accumulate in float32, as GEMMs do.
-at::Tensor depthwise(const at::Tensor& x, const at::Tensor& weight, const Geometry& g) {
-  const Shape s = shape_of(x, weight, g);
-  const int64_t multiplier = s.out_c / s.c;
-  const at::Tensor xs = multiplier == 1 ? x : x.repeat_interleave(multiplier, 1);
-  const bool reduced = x.scalar_type() == at::kHalf || x.scalar_type() == at::kBFloat16;
-  at::Tensor acc;
-  for (int64_t i = 0; i < s.kh; ++i) {
-    for (int64_t j = 0; j < s.kw; ++j) {
-      const int64_t h0 = i * g.dilation_h;
-      const int64_t w0 = j * g.dilation_w;
-      const at::Tensor tap = xs.slice(2, h0, h0 + (s.out_h - 1) * g.stride_h + 1, g.stride_h)
-                                 .slice(3, w0, w0 + (s.out_w - 1) * g.stride_w + 1, g.stride_w);
-      const at::Tensor w_ij = weight.select(3, j).select(2, i).reshape({1, s.out_c, 1, 1});
-      if (acc.defined()) {
-        acc = at::addcmul(acc, tap, w_ij);
-      } else {
-        acc = reduced ? tap.to(at::kFloat) * w_ij : tap * w_ij;
-      }
+// slices of the padded input times per-channel weights. The workspace is an output-sized
+// accumulator instead of a kh*kw-times-larger im2col, and the backward pass is written out
+// the same way (autograd through the slices would zero-fill an input-sized gradient per
+// kernel offset). Reduced-precision inputs accumulate in float32, as GEMMs do.
+class DepthwiseConv : public torch::autograd::Function<DepthwiseConv> {
+ public:
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& weight,
+                            const std::vector<int64_t>& geometry) {
+    const Geometry g = Geometry::unpack(geometry);
+    const Shape s = shape_of(x, weight, g);
+    const at::Tensor xs = expand_channels(x, s);
+    at::Tensor acc = at::zeros({s.n, s.out_c, s.out_h, s.out_w}, x.options().dtype(accumulator_type(x)));
+    for (int64_t i = 0; i < s.kh; ++i) {
+      for (int64_t j = 0; j < s.kw; ++j) acc.addcmul_(tap(xs, s, g, i, j), tap_weight(weight, s, i, j));
     }
+    ctx->save_for_backward({x, weight});
+    ctx->saved_data["geometry"] = geometry;
+    return acc.scalar_type() == x.scalar_type() ? acc : acc.to(x.scalar_type());
   }
-  return reduced ? acc.to(x.scalar_type()) : acc;
-}
+
+  static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
+    const auto saved = ctx->get_saved_variables();
+    const at::Tensor& x = saved[0];
+    const at::Tensor& weight = saved[1];
+    const Geometry g = Geometry::unpack(ctx->saved_data["geometry"].toIntVector());
+    const Shape s = shape_of(x, weight, g);
+    const at::Tensor grad_out = grad_outputs[0];
+    const at::ScalarType acc_type = accumulator_type(x);
+    at::Tensor grad_x, grad_w;
+    if (ctx->needs_input_grad(0)) {
+      at::Tensor grad_xs = at::zeros({s.n, s.out_c, s.h, s.w}, x.options().dtype(acc_type));
+      for (int64_t i = 0; i < s.kh; ++i) {
+        for (int64_t j = 0; j < s.kw; ++j) {
+          tap(grad_xs, s, g, i, j).addcmul_(grad_out, tap_weight(weight, s, i, j));
+        }
+      }
+      const int64_t multiplier = s.out_c / s.c;
+      if (multiplier > 1) grad_xs = grad_xs.view({s.n, s.c, multiplier, s.h, s.w}).sum(2);
+      grad_x = grad_xs.to(x.scalar_type());
+    }
+    if (ctx->needs_input_grad(1)) {
+      const at::Tensor xs = expand_channels(x, s);
+      std::vector<at::Tensor> per_tap;
+      per_tap.reserve(static_cast<size_t>(s.kh * s.kw));
+      for (int64_t i = 0; i < s.kh; ++i) {
+        for (int64_t j = 0; j < s.kw; ++j) {
+          per_tap.push_back(at::mul(grad_out, tap(xs, s, g, i, j)).sum({0, 2, 3}, false, acc_type));
+        }
+      }
+      grad_w = at::stack(per_tap, 1).reshape(weight.sizes()).to(weight.scalar_type());
+    }
+    return {grad_x, grad_w, at::Tensor()};
+  }
+
+ private:
+  static at::ScalarType accumulator_type(const at::Tensor& x) {
+    const bool reduced = x.scalar_type() == at::kHalf || x.scalar_type() == at::kBFloat16;
+    return reduced ? at::kFloat : x.scalar_type();
+  }
+  // With a channel multiplier m, output channel o reads input channel o / m.
+  static at::Tensor expand_channels(const at::Tensor& x, const Shape& s) {
+    const int64_t multiplier = s.out_c / s.c;
+    return multiplier == 1 ? x : x.repeat_interleave(multiplier, 1);
+  }
+  // The input positions that kernel offset (i, j) meets, as a strided view [N, O, out_h, out_w].
+  static at::Tensor tap(const at::Tensor& xs, const Shape& s, const Geometry& g, int64_t i, int64_t j) {
+    const int64_t h0 = i * g.dilation_h;
+    const int64_t w0 = j * g.dilation_w;
+    return xs.slice(2, h0, h0 + (s.out_h - 1) * g.stride_h + 1, g.stride_h)
+        .slice(3, w0, w0 + (s.out_w - 1) * g.stride_w + 1, g.stride_w);
+  }
+  static at::Tensor tap_weight(const at::Tensor& weight, const Shape& s, int64_t i, int64_t j) {
+    return weight.select(3, j).select(2, i).reshape({1, s.out_c, 1, 1});
+  }
+};
 
 std::vector<int64_t> per_dim(at::IntArrayRef values, int64_t dims, const char* what) {
   TORCH_CHECK(values.size() == 1 || static_cast<int64_t>(values.size()) == dims, "rmcp::conv: ", what,
@@ -254,7 +304,7 @@ at::Tensor conv_padded(const at::Tensor& input, const at::Tensor& weight, const 
 
   const int64_t channels = x.size(1);
   const bool is_depthwise = groups > 1 && groups == channels && w.size(0) % channels == 0;
-  at::Tensor out = is_depthwise ? depthwise(x, w, g) : Im2colGemmConv::apply(x, w, g.pack());
+  at::Tensor out = is_depthwise ? DepthwiseConv::apply(x, w, g.pack()) : Im2colGemmConv::apply(x, w, g.pack());
   if (b.defined()) out = out + b.reshape({1, -1, 1, 1});
   if (upcast) out = out.to(at::kHalf);
   if (dims == 1) return out.squeeze(-1);
