@@ -5,6 +5,7 @@ odd sizes, groups, depthwise, dilation, padding modes, strides, bias or not, cha
 within dtype tolerances; gradcheck in float64; the workspace bound (chunks counted with the
 profiler, and the size of each im2col allocation checked against the bound).
 """
+from torch_support import assert_close, count_events, load_ops  # first: it puts the checkout's python/ on sys.path
 import pathlib
 import tomllib
 
@@ -14,7 +15,6 @@ import torch.nn.functional as F
 from torch.profiler import profile
 
 import rmcp.torch as rt
-from torch_support import assert_close, count_events, load_ops
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 

@@ -2,6 +2,7 @@
 same networks on PyTorch's own convolutions: outputs, gradients and a few SGD steps agree.
 An EEG-style network (temporal (1,k), spatial (19,1) depthwise, separable, plus Conv1d) and
 a ResNet basic block with a strided 1x1 downsample."""
+from torch_support import assert_close, load_ops  # first: it puts the checkout's python/ on sys.path
 import copy
 
 import pytest
@@ -9,7 +10,6 @@ import torch
 import torch.nn as nn
 
 import rmcp.torch as rt
-from torch_support import assert_close, load_ops
 
 
 class EegNet(nn.Module):

@@ -1,5 +1,6 @@
 """rmcp.torch.enable/disable/stats/safeguard: routing by policy and fault map, the profile's
 environment, spawn for DataLoaders, RMCP_DISABLE_MIOPEN, and the safeguard decision."""
+from torch_support import count_events, load_ops  # first: it puts the checkout's python/ on sys.path
 import json
 import multiprocessing
 import os
@@ -14,7 +15,6 @@ from torch.profiler import profile
 
 import rmcp.torch as rt
 from rmcp.torch.faultmap import FaultMap, FaultMapError, call_key
-from torch_support import count_events, load_ops
 
 NATIVE_CONV1D, NATIVE_CONV2D = F.conv1d, F.conv2d
 NATIVE_DATALOADER_INIT = torch.utils.data.DataLoader.__init__

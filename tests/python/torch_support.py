@@ -1,8 +1,20 @@
-"""Helpers for the rmcp.torch tests: loading the operator, comparing within dtype tolerances."""
-import pytest
-import torch
+"""Helpers for the rmcp.torch tests: loading the operator, comparing within dtype tolerances.
 
-import rmcp.torch as rt
+Import this before `rmcp`: it puts this checkout's python/ first on sys.path, so the tests
+run the code next to them whether or not scripts/setup.sh installed the .pth file. (No
+conftest.py here: tests/cli and tests/python run in one pytest session, and a second
+module named `conftest` would shadow tests/cli's.) The compiled operator is found in
+$RMCP_BUILD_DIR/python (default build/python).
+"""
+import pathlib
+import sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "python"))
+
+import pytest  # noqa: E402
+import torch  # noqa: E402
+
+import rmcp.torch as rt  # noqa: E402
 
 # Normalised max error (max |a - b| / max(1, max |reference|)) allowed per dtype.
 TOLERANCE = {torch.float64: 1e-10, torch.float32: 1e-4, torch.float16: 4e-3, torch.bfloat16: 3e-2}
