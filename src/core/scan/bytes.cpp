@@ -1,0 +1,68 @@
+#include "scan/bytes.hpp"
+
+#include <cerrno>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <utility>
+
+namespace rmcp::scan {
+
+Result<MappedFile> MappedFile::open(const std::string& path) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        const int err = errno;
+        return Error{"opening", path, std::strerror(err), ExitCode::environment, err};
+    }
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) {
+        const int err = errno;
+        ::close(fd);
+        return Error{"inspecting", path, std::strerror(err), ExitCode::environment, err};
+    }
+    if (!S_ISREG(st.st_mode)) {
+        ::close(fd);
+        return Error{"opening", path, "not a regular file", ExitCode::usage, 0};
+    }
+    MappedFile f;
+    f.m_size = static_cast<std::size_t>(st.st_size);
+    if (f.m_size > 0) {
+        void* p = ::mmap(nullptr, f.m_size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (p == MAP_FAILED) {
+            const int err = errno;
+            ::close(fd);
+            return Error{"mapping", path, std::strerror(err), ExitCode::environment, err};
+        }
+        f.m_data = static_cast<const unsigned char*>(p);
+    }
+    ::close(fd);  // the mapping keeps the file alive
+    return f;
+}
+
+MappedFile::MappedFile(MappedFile&& other) noexcept
+    : m_data(std::exchange(other.m_data, nullptr)), m_size(std::exchange(other.m_size, 0)) {}
+
+MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
+    if (this != &other) {
+        if (m_data) ::munmap(const_cast<unsigned char*>(m_data), m_size);
+        m_data = std::exchange(other.m_data, nullptr);
+        m_size = std::exchange(other.m_size, 0);
+    }
+    return *this;
+}
+
+MappedFile::~MappedFile() {
+    if (m_data) ::munmap(const_cast<unsigned char*>(m_data), m_size);
+}
+
+void MappedFile::release(std::uint64_t offset, std::uint64_t length) const {
+    if (!m_data || !in_bounds(m_size, offset, length)) return;
+    const auto page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+    const std::uint64_t begin = offset / page * page;
+    const std::uint64_t end = offset + length;
+    ::madvise(const_cast<unsigned char*>(m_data) + begin, static_cast<std::size_t>(end - begin), MADV_DONTNEED);
+}
+
+}  // namespace rmcp::scan
