@@ -13,6 +13,7 @@
 // else 256 MiB. Only the input and the weight are saved for backward; the columns are
 // recomputed chunk by chunk, so training is bounded too.
 #include <ATen/ATen.h>
+#include <ATen/record_function.h>
 #include <torch/csrc/autograd/custom_function.h>
 #include <torch/library.h>
 
@@ -95,8 +96,21 @@ int64_t band_height(int64_t rows, const Shape& s, const Geometry& g) {
   return (rows - 1) * g.stride_h + g.dilation_h * (s.kh - 1) + 1;
 }
 
+// im2col of an (already padded) band as one strided view [n, C, kh, kw, out_rows, out_w]
+// copied into [n, C*kh*kw, out_rows*out_w]: the same layout at::im2col produces, and on
+// the CPU of PyTorch 1.13 about twice as fast (a plain strided copy instead of its loops).
+// The profiler sees each chunk's columns as an "rmcp::columns" event (the tests count
+// chunks and check each allocation against the bound with it).
 at::Tensor columns(const at::Tensor& x_band, const Shape& s, const Geometry& g) {
-  return at::im2col(x_band, {s.kh, s.kw}, {g.dilation_h, g.dilation_w}, {0, 0}, {g.stride_h, g.stride_w});
+  RECORD_FUNCTION("rmcp::columns", std::vector<c10::IValue>());
+  const int64_t n = x_band.size(0);
+  const int64_t rows = (x_band.size(2) - g.dilation_h * (s.kh - 1) - 1) / g.stride_h + 1;
+  const auto st = x_band.strides();
+  const at::Tensor windows = x_band.as_strided(
+      {n, s.c, s.kh, s.kw, rows, s.out_w},
+      {st[0], st[1], st[2] * g.dilation_h, st[3] * g.dilation_w, st[2] * g.stride_h, st[3] * g.stride_w},
+      x_band.storage_offset());
+  return windows.reshape({n, s.c * s.kh * s.kw, rows * s.out_w});
 }
 
 class Im2colGemmConv : public torch::autograd::Function<Im2colGemmConv> {

@@ -3,7 +3,7 @@
 Forward and backward over a matrix of shapes (the probe catalogue's scenarios scaled down,
 odd sizes, groups, depthwise, dilation, padding modes, strides, bias or not, channels-last),
 within dtype tolerances; gradcheck in float64; the workspace bound (chunks counted with the
-profiler, and the size of each im2col allocation checked against the bound).
+profiler, and the size of each chunk's im2col allocation checked against the bound).
 """
 from torch_support import assert_close, count_events, load_ops  # first: it puts the checkout's python/ on sys.path
 import pathlib
@@ -192,19 +192,19 @@ def test_no_native_convolution_is_called():
 
 # --- the workspace bound ----------------------------------------------------------------
 
-def _im2col_profile(x, w, workspace_mb, backward=False):
+def _columns_profile(x, w, workspace_mb, backward=False):
     with profile(profile_memory=True) as prof:
         out = torch.ops.rmcp.conv(x, w, None, [1], [1], [1], 1, workspace_mb)
         if backward:
             out.square().sum().backward()
-    events = [e for e in prof.events() if e.name == "aten::im2col"]
+    events = [e for e in prof.events() if e.name == "rmcp::columns"]
     return out, events
 
 
 def test_workspace_bound_chunks_the_batch():
     # 1 MiB bound, about 90 KiB of workspace per sample: several samples per chunk.
     x, w = torch.randn(32, 4, 16, 16), torch.randn(8, 4, 3, 3)
-    out, events = _im2col_profile(x, w, 1)
+    out, events = _columns_profile(x, w, 1)
     per_sample = (3 * 4 * 9 + 8) * 16 * 16 * 4 + 8 * 4 * 9 * 4
     samples_per_chunk = (1 << 20) // per_sample
     assert len(events) == -(-32 // samples_per_chunk)
@@ -216,7 +216,7 @@ def test_workspace_bound_splits_rows_of_a_large_sample():
     # One sample needs ~5.7 MiB of workspace against a 1 MiB bound: bands of output rows.
     x, w = torch.randn(2, 16, 40, 40, dtype=torch.float64, requires_grad=True), torch.randn(
         12, 16, 3, 3, dtype=torch.float64, requires_grad=True)
-    out, events = _im2col_profile(x, w, 1, backward=True)
+    out, events = _columns_profile(x, w, 1, backward=True)
     assert len(events) > 2 * 2 * 4  # forward and backward, several bands per sample
     assert all(0 < e.cpu_memory_usage <= 1 << 20 for e in events)
     chunked_grads = (x.grad.clone(), w.grad.clone())
@@ -231,13 +231,13 @@ def test_workspace_bound_splits_rows_of_a_large_sample():
 def test_workspace_default_and_environment(monkeypatch):
     x, w = torch.randn(8, 16, 40, 40), torch.randn(12, 16, 3, 3)
     monkeypatch.delenv("RMCP_CONV_WORKSPACE_MB", raising=False)
-    _, default_events = _im2col_profile(x, w, -1)
+    _, default_events = _columns_profile(x, w, -1)
     assert len(default_events) == 1  # ~23 MiB fits the 256 MiB default in one chunk
     monkeypatch.setenv("RMCP_CONV_WORKSPACE_MB", "2")
-    _, env_events = _im2col_profile(x, w, -1)
+    _, env_events = _columns_profile(x, w, -1)
     assert len(env_events) > 1
     assert all(e.cpu_memory_usage <= 2 << 20 for e in env_events)
-    _, explicit_events = _im2col_profile(x, w, 64)  # the argument wins over the environment
+    _, explicit_events = _columns_profile(x, w, 64)  # the argument wins over the environment
     assert len(explicit_events) == 1
 
 
@@ -246,7 +246,7 @@ def test_depthwise_path_materialises_no_im2col():
     with profile(profile_memory=True) as prof:
         out = rt.conv(x, w, None, 1, 2, 1, 64)
         out.sum().backward()
-    assert count_events(prof, "aten::im2col") == 0
+    assert count_events(prof, "rmcp::columns") == 0
     # The largest single allocation is the zero-padded input (an im2col would be 25x the output).
     largest = max(e.self_cpu_memory_usage for e in prof.events())
     assert largest <= 2 * 64 * 36 * 36 * 4

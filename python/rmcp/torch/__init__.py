@@ -372,7 +372,8 @@ def decide_device(prefer_gpu, force_unsafe, gpu_build, gpu_count, findings, doct
         return "cpu", "this PyTorch is a CPU-only build"
     critical = [f for f in findings or () if str(f.get("severity", "")).lower() == "critical"]
     if critical:
-        ids = ", ".join(str(f.get("id", "?")) for f in critical)
+        ids = ", ".join(f"{f.get('id', '?')} ({f['title']})" if f.get("title") else str(f.get("id", "?"))
+                        for f in critical)
         if not force_unsafe:
             return "cpu", (f"rmcp doctor reports critical findings ({ids}): see `rmcp doctor`; "
                            "force_unsafe=True uses the GPU anyway")
