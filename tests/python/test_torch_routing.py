@@ -4,6 +4,7 @@ from torch_support import count_events, load_ops  # first: it puts the checkout'
 import json
 import multiprocessing
 import os
+import pathlib
 import stat
 
 import pytest
@@ -16,6 +17,8 @@ from torch.profiler import profile
 import rmcp.torch as rt
 from rmcp.torch.faultmap import FaultMap, FaultMapError, call_key
 
+REPO = pathlib.Path(__file__).resolve().parents[2]
+REPO_BUILD = pathlib.Path(os.environ.get("RMCP_BUILD_DIR") or REPO / "build")
 NATIVE_CONV1D, NATIVE_CONV2D = F.conv1d, F.conv2d
 NATIVE_DATALOADER_INIT = torch.utils.data.DataLoader.__init__
 
@@ -113,6 +116,17 @@ def test_policies_always_and_never():
     assert rt.stats()["conv2d"] == {"rmcp": 2, "native": 0}
     with pytest.raises(ValueError, match="policy"):
         rt.enable(profile=None, policy="sometimes")
+
+
+def test_tensor_subclasses_go_to_torch():
+    class Tagged(torch.Tensor):
+        pass
+
+    rt.enable(profile=None, policy="always")
+    weight = nn.Parameter(torch.randn(3, 2, 3, 3))  # Parameters are routed like tensors
+    F.conv2d(torch.randn(1, 2, 5, 5).as_subclass(Tagged), weight)
+    F.conv2d(torch.randn(1, 2, 5, 5), weight)
+    assert rt.stats()["conv2d"] == {"rmcp": 1, "native": 1}
 
 
 def test_map_matching_rule():
@@ -228,7 +242,8 @@ def test_warns_when_the_gpu_runtime_already_started(monkeypatch):
 
 # --- safeguard --------------------------------------------------------------------------
 
-CRITICAL = [{"id": "rdna1-override-10.3.0", "severity": "critical"}, {"id": "x", "severity": "info"}]
+CRITICAL = [{"id": "rdna1-override-10.3.0", "title": "HSA_OVERRIDE_GFX_VERSION=10.3.0 on RDNA1",
+             "severity": "critical"}, {"id": "x", "severity": "info"}]
 
 
 @pytest.mark.parametrize("args, device, reason", [
@@ -256,9 +271,25 @@ def test_safeguard_reads_rmcp_doctor(tmp_path, monkeypatch):
     monkeypatch.setattr(torch.version, "hip", "5.2.21151", raising=False)
     monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
     device, why = rt.safeguard(prefer_gpu=True)
-    assert device == "cpu" and "rdna1-override-10.3.0" in why
+    assert device == "cpu" and "rdna1-override-10.3.0 (HSA_OVERRIDE_GFX_VERSION=10.3.0 on RDNA1)" in why
     assert (tmp_path / "calls").read_text().split() == ["doctor", "--format", "json"]
     assert rt.safeguard(prefer_gpu=True, force_unsafe=True)[0] == "cuda"
     monkeypatch.setenv("RMCP_BIN", str(tmp_path / "missing"))
     device, why = rt.safeguard(prefer_gpu=True)
     assert device == "cuda" and "not found" in why
+
+
+def test_profile_from_the_real_rmcp_env(monkeypatch):
+    """The contract with `rmcp env --shell sh` (src/cli/env.cpp): the miopen-off rung sets
+    RMCP_DISABLE_MIOPEN=1 (profiles/50-miopen-off.toml), which turns cudnn/MIOpen off."""
+    binary = REPO_BUILD / "rmcp"
+    if not binary.exists():
+        pytest.fail(f"{binary} is missing: run scripts/setup.sh first")
+    monkeypatch.setenv("RMCP_BIN", str(binary))
+    monkeypatch.setenv("RMCP_DATA_DIR", str(REPO))
+    monkeypatch.delenv("RMCP_DISABLE_MIOPEN", raising=False)
+    rt.enable(profile="miopen-off", policy="never")
+    assert os.environ.get("RMCP_DISABLE_MIOPEN") == "1"
+    assert torch.backends.cudnn.enabled is False
+    rt.disable()
+    assert "RMCP_DISABLE_MIOPEN" not in os.environ and torch.backends.cudnn.enabled is True

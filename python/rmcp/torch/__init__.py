@@ -55,7 +55,7 @@ class _State:
 
 
 _state = _State()
-_extension_loaded = False
+_extension_loaded = ""  # the path once loaded
 
 
 # --- the operator -------------------------------------------------------------------------
@@ -63,10 +63,10 @@ _extension_loaded = False
 def load_extension():
     """Loads librmcp_torch_ops.so into torch (torch.ops.rmcp.conv); returns its path."""
     global _extension_loaded
+    if _extension_loaded:
+        return _extension_loaded
     import torch
     candidates = _locate.ops_library_candidates()
-    if _extension_loaded:
-        return next((str(p) for p in candidates if p.exists()), "")
     for path in candidates:
         if path.exists():
             try:
@@ -75,8 +75,8 @@ def load_extension():
                 raise RuntimeError(
                     f"rmcp: error: loading the torch extension {path}: {error} (was it built against "
                     f"this PyTorch, {torch.__version__}? rebuild with scripts/setup.sh)") from error
-            _extension_loaded = True
-            return str(path)
+            _extension_loaded = str(path)
+            return _extension_loaded
     raise RuntimeError("rmcp: error: loading the torch extension: none of "
                        + ", ".join(map(str, candidates))
                        + " exists (build it with scripts/setup.sh, or set RMCP_TORCH_OPS)")
@@ -132,11 +132,17 @@ def _route_to_rmcp(op, input, weight, stride, padding, dilation, groups):
 
 
 def _make_router(op, native):
+    import torch
     dims = _DIMS[op]
+    tensor = torch.Tensor
+    has_torch_function = torch.overrides.has_torch_function  # False for plain tensors and Parameters
 
     @functools.wraps(native)
     def routed(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
-        if weight.dim() == dims + 2 and _route_to_rmcp(op, input, weight, stride, padding, dilation, groups):
+        # Anything unusual (a non-tensor argument, a tensor subclass with __torch_function__,
+        # a wrong rank) goes to torch, which knows how to handle or reject it.
+        if (isinstance(input, tensor) and isinstance(weight, tensor) and weight.dim() == dims + 2
+                and not has_torch_function((input, weight)) and _route_to_rmcp(op, input, weight, stride, padding, dilation, groups)):
             _state.counts[op]["rmcp"] += 1
             return conv(input, weight, bias, stride, padding, dilation, groups)
         _state.counts[op]["native"] += 1
