@@ -8,6 +8,8 @@
 
 #include <filesystem>
 #include <memory>
+#include <optional>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -62,8 +64,33 @@ struct KnowledgeBase {
 
 // Loads every *.toml under dir; the first malformed file is an error naming file:line.
 Result<KnowledgeBase> load(const std::filesystem::path& dir);
+// One entry from TOML text; `path` names it in errors and its stem must equal the id
+// (tests and the fuzz target use this without touching the file system).
+Result<Entry> load_entry(std::string_view text, const std::string& path);
+
+// One leaf fact that decided a predicate: the concrete path ("gpus[1].gfx_target"),
+// its value (null: absent) and the test applied ("equals gfx1010").
+struct Evidence {
+    std::string fact;
+    nlohmann::json value;
+    std::string test;
+};
+
+struct Finding {
+    const Entry* entry = nullptr;           // owned by the KnowledgeBase
+    std::optional<std::size_t> gpu_index;   // gpu scope: index into facts.gpus
+    std::optional<unsigned> gpu_node;       // gpu scope: its KFD node, when it has one
+    std::vector<Evidence> evidence;
+};
+
+// Pure: the findings of one entry on a facts document (`detect --format json`).
+// A system-scope entry yields at most one finding, a gpu-scope entry one per GPU.
+std::vector<Finding> evaluate(const nlohmann::json& facts, const Entry& entry);
 
 std::string_view severity_name(Severity s);
 std::string_view confidence_name(Confidence c);
+std::string_view scope_name(Scope s);
+std::optional<Severity> parse_severity(std::string_view name);
+bool is_category(std::string_view name);
 
 }  // namespace rmcp::kb

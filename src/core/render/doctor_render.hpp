@@ -1,0 +1,20 @@
+// Renderers of a doctor report: human text, JSON (schema_version'd) and the Prometheus
+// node_exporter textfile format. The model (kb/doctor.hpp) knows nothing of them.
+#pragma once
+
+#include "kb/doctor.hpp"
+#include "render/style.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+namespace rmcp {
+
+inline constexpr int k_doctor_schema_version = 1;
+
+std::string render_doctor_text(const kb::DoctorReport& report, const Style& style);
+nlohmann::json doctor_to_json(const kb::DoctorReport& report);
+std::string render_doctor_prometheus(const kb::DoctorReport& report);
+
+}  // namespace rmcp
