@@ -28,6 +28,8 @@ int run(int argc, char** argv) {
     CLI::App app{"rmcp — make PyTorch on consumer AMD GPUs stop crashing", "rmcp"};
     app.footer(k_footer);
     app.require_subcommand(0, 1);
+    // Global options may follow the command (`rmcp detect --root DIR`), as SPEC.md writes them.
+    app.fallthrough();
     app.set_version_flag("--version", std::string("rmcp ") + RMCP_VERSION);
 
     app.add_option("--root", ctx.options.root, "Read the system from DIR instead of / (also RMCP_ROOT)")

@@ -73,6 +73,16 @@ std::vector<unsigned> numeric_entries(const std::vector<std::string>& names) {
     return out;
 }
 
+std::vector<std::string> split_on(std::string_view s, char sep) {
+    std::vector<std::string> out;
+    for (std::size_t pos = 0; pos <= s.size();) {
+        const auto end = std::min(s.find(sep, pos), s.size());
+        out.emplace_back(s.substr(pos, end - pos));
+        pos = end + 1;
+    }
+    return out;
+}
+
 std::string basename_of(std::string_view path) {
     while (!path.empty() && path.back() == '/') path.remove_suffix(1);
     const auto slash = path.rfind('/');
@@ -168,18 +178,32 @@ void collect_rocm(Collector& c, Facts& facts, const std::map<std::string, std::s
     if (c.root().exists("/opt/rocm")) candidates.emplace_back("/opt/rocm");
     for (const auto& name : c.list("/opt"))
         if (name.starts_with("rocm-")) candidates.push_back("/opt/" + name);
-    // /opt/rocm is usually a link to /opt/rocm-X.Y.Z: report the versioned directory once.
-    if (auto target = c.root().read_link("/opt/rocm")) {
-        const auto versioned = "/opt/" + basename_of(*target);
-        if (std::find(candidates.begin(), candidates.end(), versioned) != candidates.end())
-            candidates.erase(candidates.begin());
-    }
+    // /opt/rocm is usually a link to /opt/rocm-X.Y.Z, directly or through update-alternatives
+    // (/opt/rocm -> /etc/alternatives/rocm -> /opt/rocm-X.Y.Z): report the versioned directory once.
+    if (!candidates.empty() && candidates.front() == "/opt/rocm")
+        if (const auto target = c.root().canonical("/opt/rocm"); target && *target != "/opt/rocm")
+            if (std::find(candidates.begin() + 1, candidates.end(), *target) != candidates.end())
+                candidates.erase(candidates.begin());
 
-    const auto ld_path = env.contains("LD_LIBRARY_PATH") ? env.at("LD_LIBRARY_PATH") : std::string{};
-    const auto rocm_path = env.contains("ROCM_PATH") ? env.at("ROCM_PATH") : std::string{};
+    // Compare where paths lead, not how they are spelled: ROCM_PATH=/opt/rocm selects the
+    // /opt/rocm-X.Y.Z it links to.
+    const auto in_root = [&](std::string_view p) {
+        p = trim(p);
+        while (p.size() > 1 && p.back() == '/') p.remove_suffix(1);
+        if (p.empty() || p.front() != '/') return std::string(p);
+        auto r = c.root().canonical(p);
+        return r ? *r : std::string(p);
+    };
+    const auto rocm_path = env.contains("ROCM_PATH") ? in_root(env.at("ROCM_PATH")) : std::string{};
+    std::vector<std::string> ld_dirs;
+    if (env.contains("LD_LIBRARY_PATH"))
+        for (const auto& dir : split_on(env.at("LD_LIBRARY_PATH"), ':'))
+            if (!dir.empty()) ld_dirs.push_back(in_root(dir));
+    const std::string default_rocm = c.root().exists("/opt/rocm") ? in_root("/opt/rocm") : std::string{};
     const auto selected_by = [&](const std::string& p) -> std::string {
-        if (!rocm_path.empty() && trim(rocm_path) == p) return "ROCM_PATH";
-        if (!ld_path.empty() && ld_path.find(p + "/lib") != std::string::npos) return "LD_LIBRARY_PATH";
+        if (!rocm_path.empty() && rocm_path == p) return "ROCM_PATH";
+        for (const auto& dir : ld_dirs)
+            if (dir == p + "/lib" || dir == p + "/lib64" || dir.starts_with(p + "/lib/")) return "LD_LIBRARY_PATH";
         return "";
     };
 
@@ -188,7 +212,8 @@ void collect_rocm(Collector& c, Facts& facts, const std::map<std::string, std::s
         r.path = p;
         r.kind = "opt";
         if (auto v = c.line(p + "/.info/version")) {
-            r.version = v;
+            // "6.1.0-82": the package build number after '-' is not part of the ROCm version.
+            r.version = Fact<std::string>::known(std::string(v->substr(0, v->find('-'))), v.source());
             r.version_source = v.source();
         } else {
             for (const auto* header : {"/include/rocm-core/rocm_version.h", "/include/rocm_version.h"}) {
@@ -217,7 +242,7 @@ void collect_rocm(Collector& c, Facts& facts, const std::map<std::string, std::s
                 }
             }
         r.selected_by = selected_by(p);
-        if (r.selected_by.empty() && p == "/opt/rocm") r.selected_by = "default";
+        if (r.selected_by.empty() && p == default_rocm) r.selected_by = "default";
         facts.rocm.push_back(std::move(r));
     }
 
@@ -230,7 +255,12 @@ void collect_rocm(Collector& c, Facts& facts, const std::map<std::string, std::s
         if (auto status = c.text("/var/lib/dpkg/status", std::size_t{64} << 20)) {
             for (const auto* pkg : {"libamdhip64-5", "libamdhip64-dev", "hipcc"})
                 if (const auto v = dpkg_installed_version(*status, pkg)) {
-                    r.version = Fact<std::string>::known(*v, "/var/lib/dpkg/status");
+                    // "[epoch:]upstream[-debian_revision]": the ROCm version is the upstream part.
+                    std::string_view upstream = *v;
+                    if (const auto colon = upstream.find(':'); colon != std::string_view::npos)
+                        upstream.remove_prefix(colon + 1);
+                    upstream = upstream.substr(0, upstream.rfind('-'));
+                    r.version = Fact<std::string>::known(std::string(upstream), "/var/lib/dpkg/status");
                     r.version_source = fmt::format("/var/lib/dpkg/status ({})", pkg);
                     break;
                 }
@@ -428,6 +458,7 @@ void collect_gpus(Collector& c, Facts& facts, const std::map<std::string, std::s
     }
 
     // AMD DRM devices that KFD did not take (e.g. "PCI rejects atomics"): present, not usable.
+    std::vector<Gpu> drm_only;
     for (const auto& name : c.list("/sys/class/drm")) {
         if (!name.starts_with("renderD")) continue;
         const auto minor = parse_u64(std::string_view(name).substr(7));
@@ -440,8 +471,33 @@ void collect_gpus(Collector& c, Facts& facts, const std::map<std::string, std::s
         gpu.drm_render_minor = Fact<std::uint64_t>::known(*minor, "/sys/class/drm/" + name);
         collect_drm_device(c, gpu, dir);
         apply_marketing_name(gpu, ids);
-        facts.gpus.push_back(std::move(gpu));
+        drm_only.push_back(std::move(gpu));
     }
+
+    // A container's device cgroup hides a GPU's KFD files (EPERM) but not its sysfs DRM
+    // device, so a hidden node also shows up above as a DRM device without a KFD node. KFD
+    // nodes and render minors are both assigned in probe order: when the counts agree, the
+    // n-th hidden node is the n-th such device. Otherwise keep both (cannot tell which).
+    std::vector<Gpu*> hidden;
+    for (auto& g : facts.gpus)
+        if (g.node && !g.visible) hidden.push_back(&g);
+    if (!hidden.empty() && hidden.size() == drm_only.size()) {
+        for (std::size_t i = 0; i < hidden.size(); ++i) {
+            Gpu& h = *hidden[i];
+            Gpu& d = drm_only[i];
+            h.drm_render_minor = d.drm_render_minor;
+            h.pci_id = d.pci_id;
+            h.revision = d.revision;
+            h.subsystem_id = d.subsystem_id;
+            h.pci_address = d.pci_address;
+            h.marketing_name = d.marketing_name;
+            h.vram_bytes = d.vram_bytes;
+            h.gtt_bytes = d.gtt_bytes;
+            h.integrated = d.integrated;
+        }
+        drm_only.clear();
+    }
+    for (auto& g : drm_only) facts.gpus.push_back(std::move(g));
 }
 
 void collect_access(Collector& c, Facts& facts) {

@@ -59,6 +59,11 @@ std::string render_facts_text(const Facts& f, const Style& s) {
         if (!g.visible && g.node) {
             line(fmt::format("  [{}] present, not visible (KFD properties unreadable: container device cgroup?)",
                              where));
+            // The DRM side stays readable in sysfs; say which board it probably is.
+            if (g.pci_id)
+                line(fmt::format("      probably {} (PCI {} at {}, renderD{})",
+                                 g.marketing_name ? *g.marketing_name : std::string("AMD GPU"), *g.pci_id,
+                                 show(g.pci_address), show(g.drm_render_minor)));
             continue;
         }
         line(fmt::format("  [{}] {} — {} {}", where, g.marketing_name ? *g.marketing_name : std::string("AMD GPU"),

@@ -150,6 +150,70 @@ std::string Root::host_path(std::string_view path) const {
     return out;
 }
 
+Result<std::string> Root::resolve(std::string_view path, LastLink last) const {
+    constexpr int k_max_links = 40;  // the kernel's limit (MAXSYMLINKS)
+    const std::string base = is_live() ? std::string() : m_base.string();
+    std::vector<std::string> done;
+    std::vector<std::string> todo;  // pending components, next one last
+    const auto push = [&](std::string_view p) {
+        std::vector<std::string> parts;
+        for (std::size_t pos = 0; pos <= p.size();) {
+            const auto end = std::min(p.find('/', pos), p.size());
+            if (end > pos) parts.emplace_back(p.substr(pos, end - pos));
+            pos = end + 1;
+        }
+        todo.insert(todo.end(), parts.rbegin(), parts.rend());
+    };
+    const auto join = [](const std::vector<std::string>& parts) {
+        std::string out;
+        for (const auto& p : parts) out += "/" + p;
+        return out.empty() ? std::string("/") : out;
+    };
+    push(path);
+    int links = 0;
+    while (!todo.empty()) {
+        std::string component = std::move(todo.back());
+        todo.pop_back();
+        if (component == ".") continue;
+        if (component == "..") {
+            if (!done.empty()) done.pop_back();
+            continue;
+        }
+        done.push_back(std::move(component));
+        if (todo.empty() && last == LastLink::keep) break;
+        const std::string in_root = join(done);
+        const std::string hp = base + in_root;
+        struct stat st {};
+        if (::lstat(hp.c_str(), &st) != 0) {
+            // Missing (or unreadable): the caller's own call reports it; keep the rest as written.
+            done.insert(done.end(), todo.rbegin(), todo.rend());
+            return join(done);
+        }
+        if (!S_ISLNK(st.st_mode)) continue;
+        if (++links > k_max_links) return failure("resolving", path, ELOOP);
+        std::array<char, 4096> buf{};
+        const ssize_t n = ::readlink(hp.c_str(), buf.data(), buf.size() - 1);
+        if (n < 0) return failure("resolving", path, errno);
+        const std::string_view target(buf.data(), static_cast<std::size_t>(n));
+        done.pop_back();
+        if (target.starts_with('/')) done.clear();
+        push(target);
+    }
+    return join(done);
+}
+
+Result<std::string> Root::resolved_host_path(std::string_view path, LastLink last) const {
+    if (is_live()) return std::string(path);
+    auto in_root = resolve(path, last);
+    if (!in_root) return in_root.error();
+    return host_path(*in_root);
+}
+
+Result<std::string> Root::canonical(std::string_view path) const {
+    record(path);
+    return resolve(path, LastLink::follow);
+}
+
 void Root::record(std::string_view path) const {
     if (m_recording) m_recorded.emplace(path);
 }
@@ -167,7 +231,9 @@ Error Root::failure(std::string_view doing, std::string_view path, int err) cons
 Result<std::string> Root::read_file(std::string_view path, std::size_t limit) const {
     record(path);
     if (const auto err = injected_error(path)) return failure("reading", path, *err);
-    const std::string hp = host_path(path);
+    const auto resolved = resolved_host_path(path, LastLink::follow);
+    if (!resolved) return resolved.error();
+    const std::string& hp = *resolved;
     const int fd = ::open(hp.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) return failure("reading", path, errno);
     std::string out;
@@ -190,7 +256,9 @@ Result<std::string> Root::read_file(std::string_view path, std::size_t limit) co
 Result<std::vector<std::string>> Root::list_dir(std::string_view path) const {
     record(path);
     if (const auto err = injected_error(path)) return failure("listing", path, *err);
-    const std::string hp = host_path(path);
+    const auto resolved = resolved_host_path(path, LastLink::follow);
+    if (!resolved) return resolved.error();
+    const std::string& hp = *resolved;
     DIR* dir = ::opendir(hp.c_str());
     if (!dir) return failure("listing", path, errno);
     std::vector<std::string> names;
@@ -206,7 +274,10 @@ Result<std::vector<std::string>> Root::list_dir(std::string_view path) const {
 
 Result<std::string> Root::read_link(std::string_view path) const {
     record(path);
-    const std::string hp = host_path(path);
+    if (const auto err = injected_error(path)) return failure("reading link", path, *err);
+    const auto resolved = resolved_host_path(path, LastLink::keep);
+    if (!resolved) return resolved.error();
+    const std::string& hp = *resolved;
     std::array<char, 4096> buf{};
     const ssize_t n = ::readlink(hp.c_str(), buf.data(), buf.size() - 1);
     if (n < 0) return failure("reading link", path, errno);
@@ -218,16 +289,17 @@ Result<FileStat> Root::stat(std::string_view path) const {
     if (const auto it = m_stat_overrides.find(path); it != m_stat_overrides.end()) return it->second;
     if (const auto err = injected_error(path)) return failure("inspecting", path, *err);
     struct stat st {};
-    const std::string hp = host_path(path);
-    if (::stat(hp.c_str(), &st) != 0) return failure("inspecting", path, errno);
+    const auto resolved = resolved_host_path(path, LastLink::follow);
+    if (!resolved) return resolved.error();
+    if (::stat(resolved->c_str(), &st) != 0) return failure("inspecting", path, errno);
     return FileStat{type_of(st.st_mode), static_cast<std::uint32_t>(st.st_mode & 07777), st.st_uid, st.st_gid};
 }
 
 bool Root::exists(std::string_view path) const {
     record(path);
-    if (m_stat_overrides.contains(path)) return true;
-    const std::string hp = host_path(path);
-    return ::access(hp.c_str(), F_OK) == 0 || injected_error(path).has_value();
+    if (m_stat_overrides.contains(path) || injected_error(path).has_value()) return true;
+    const auto resolved = resolved_host_path(path, LastLink::follow);
+    return resolved && ::access(resolved->c_str(), F_OK) == 0;
 }
 
 bool Root::is_dir(std::string_view path) const {

@@ -48,6 +48,9 @@ public:
     Result<FileStat> stat(std::string_view path) const;
     [[nodiscard]] bool exists(std::string_view path) const;
     [[nodiscard]] bool is_dir(std::string_view path) const;
+    // The path with every symlink resolved inside the root ("/opt/rocm" → "/opt/rocm-6.1.0");
+    // a missing component ends resolution and the rest is kept as written.
+    Result<std::string> canonical(std::string_view path) const;
 
     // Snapshot support: while recording, every path consulted is remembered.
     void start_recording() const { m_recording = true; }
@@ -58,6 +61,14 @@ private:
     void record(std::string_view path) const;
     [[nodiscard]] std::optional<int> injected_error(std::string_view path) const;
     Error failure(std::string_view doing, std::string_view path, int err) const;
+    enum class LastLink { follow, keep };
+    // Resolves `path` the way a chroot into the base would: an absolute link target starts
+    // again at the base and ".." stops there, so a fixture or unpacked snapshot never reads
+    // the build machine's own files through a link such as /opt/rocm -> /etc/alternatives/rocm.
+    // Returns the in-root path, or ELOOP after too many links.
+    [[nodiscard]] Result<std::string> resolve(std::string_view path, LastLink last) const;
+    // host_path() of resolve(); on a live root the kernel resolves, so this is host_path().
+    [[nodiscard]] Result<std::string> resolved_host_path(std::string_view path, LastLink last) const;
 
     std::filesystem::path m_base;
     std::map<std::string, FileStat, std::less<>> m_stat_overrides;

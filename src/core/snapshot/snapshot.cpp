@@ -91,14 +91,24 @@ public:
         const auto path = resolve(recorded);
         struct stat st {};
         const auto hp = m_root.host_path(path);
-        // Errors and device nodes are what the metadata file is for.
-        if (auto s = m_root.stat(path); s && (s->type == FileType::char_device || s->type == FileType::block_device)) {
+        // Errors and device nodes are what the metadata file is for. Ask the Root first: it
+        // knows the errors and device nodes an unpacked snapshot or fixture carries in metadata.
+        const auto s = m_root.stat(recorded);
+        if (s && (s->type == FileType::char_device || s->type == FileType::block_device)) {
             m_plan.meta.push_back(format_meta_stat(recorded, *s));
+            return;
+        }
+        if (!s && s.error().os_error != ENOENT && s.error().os_error != ENOTDIR) {
+            m_plan.meta.push_back(fmt::format("error {} {}", recorded, errno_name(s.error().os_error)));
+            keep_parent(path);
             return;
         }
         if (::lstat(hp.c_str(), &st) != 0) {
             if (errno != ENOENT && errno != ENOTDIR)
                 m_plan.meta.push_back(fmt::format("error {} {}", recorded, errno_name(errno)));
+            // A missing file is a fact too, but its directory must survive: an empty
+            // /opt/rocm-X.Y.Z or a KFD node whose files all fail still shows up in a listing.
+            keep_parent(path);
             return;
         }
         if (S_ISDIR(st.st_mode)) {
@@ -119,6 +129,19 @@ public:
     }
 
 private:
+    // Adds the deepest existing directory above `path` (never "/" itself).
+    void keep_parent(std::string path) {
+        while (true) {
+            path = parent_of(path);
+            if (path == "/") return;
+            struct stat st {};
+            if (::lstat(m_root.host_path(path).c_str(), &st) == 0) {
+                if (S_ISDIR(st.st_mode)) m_plan.directories.insert(path);
+                return;
+            }
+        }
+    }
+
     // A support bundle must not leak secrets: keep only the variables detect reports.
     static std::string filtered_environ(const std::string& environ) {
         std::string out;
