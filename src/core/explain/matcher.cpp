@@ -1,0 +1,576 @@
+#include "explain/matcher.hpp"
+
+#include <hs/hs.h>
+#include <zlib.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <map>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+namespace rmcp::explain {
+
+// ---------------------------------------------------------------------------------------
+// SignatureSet
+
+struct SignatureSet::Database {
+    hs_database_t* db = nullptr;
+    hs_scratch_t* scratch = nullptr;  // prototype; each scanner clones it
+    ~Database() {
+        if (scratch) hs_free_scratch(scratch);
+        if (db) hs_free_database(db);
+    }
+};
+
+SignatureSet::~SignatureSet() = default;
+
+namespace {
+
+// A context word as a Hyperscan literal: everything but [A-Za-z0-9] escaped.
+std::string literal_pattern(std::string_view word) {
+    std::string out;
+    for (const char ch : word) {
+        const auto c = static_cast<unsigned char>(ch);
+        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'))
+            out += static_cast<char>(c);
+        else
+            out += fmt::format("\\x{:02x}", c);
+    }
+    return out;
+}
+
+std::string where(const kb::Entry& entry, const kb::Signature& sig) {
+    std::string file = entry.file.empty() ? entry.id : entry.file;
+    return sig.line ? fmt::format("{}:{}", file, sig.line) : file;
+}
+
+}  // namespace
+
+Result<std::shared_ptr<const SignatureSet>> SignatureSet::compile(std::span<const kb::Entry> entries,
+                                                                  Reporting reporting) {
+    std::shared_ptr<SignatureSet> set(new SignatureSet());
+    set->m_reporting = reporting;
+    set->m_entry_count = entries.size();
+    std::map<std::string, unsigned> word_ids;  // lower-cased word → id
+    for (std::size_t e = 0; e < entries.size(); ++e) {
+        const auto& entry = entries[e];
+        for (std::size_t s = 0; s < entry.signatures.size(); ++s) {
+            CompiledSignature cs{e, s, entry.id, entry.signatures[s], {}};
+            for (const auto& word : cs.source.context) {
+                if (word.empty()) continue;
+                std::string key;
+                for (const char c : word) key += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+                auto [it, inserted] = word_ids.try_emplace(key, static_cast<unsigned>(set->m_context_words.size()));
+                if (inserted) set->m_context_words.push_back(word);
+                if (std::find(cs.context_words.begin(), cs.context_words.end(), it->second) == cs.context_words.end())
+                    cs.context_words.push_back(it->second);
+            }
+            set->m_signatures.push_back(std::move(cs));
+        }
+    }
+    const std::size_t total = set->m_signatures.size() + set->m_context_words.size();
+    if (set->m_signatures.empty()) return std::shared_ptr<const SignatureSet>(std::move(set));
+
+    std::vector<std::string> patterns;
+    std::vector<unsigned> flags;
+    std::vector<unsigned> ids;
+    patterns.reserve(total);
+    for (const auto& cs : set->m_signatures) {
+        patterns.push_back(cs.source.pattern);
+        flags.push_back(HS_FLAG_MULTILINE | (reporting == Reporting::first_only ? HS_FLAG_SINGLEMATCH : 0U));
+    }
+    for (const auto& word : set->m_context_words) {
+        patterns.push_back(literal_pattern(word));
+        flags.push_back(HS_FLAG_CASELESS);
+    }
+    std::vector<const char*> expressions;
+    for (unsigned i = 0; i < patterns.size(); ++i) {
+        expressions.push_back(patterns[i].c_str());
+        ids.push_back(i);
+    }
+
+    auto db = std::make_unique<Database>();
+    hs_compile_error_t* compile_error = nullptr;
+    if (hs_compile_multi(expressions.data(), flags.data(), ids.data(), static_cast<unsigned>(expressions.size()),
+                         HS_MODE_STREAM, nullptr, &db->db, &compile_error) != HS_SUCCESS) {
+        Error error{"compiling log signatures", "", compile_error ? compile_error->message : "unknown Hyperscan error",
+                    ExitCode::usage};
+        if (compile_error && compile_error->expression >= 0) {
+            const auto index = static_cast<std::size_t>(compile_error->expression);
+            if (index < set->m_signatures.size()) {
+                const auto& cs = set->m_signatures[index];
+                error.doing = "compiling log signature of";
+                error.path = where(entries[cs.entry], cs.source);
+                error.cause = fmt::format("pattern '{}': {}", cs.source.pattern, compile_error->message);
+            } else {
+                error.doing = "compiling context word";
+                error.path = set->m_context_words[index - set->m_signatures.size()];
+            }
+        }
+        if (compile_error) hs_free_compile_error(compile_error);
+        return error;
+    }
+    if (hs_alloc_scratch(db->db, &db->scratch) != HS_SUCCESS)
+        return Error{"allocating Hyperscan scratch space", "", "out of memory", ExitCode::environment};
+    set->m_db = std::move(db);
+    return std::shared_ptr<const SignatureSet>(std::move(set));
+}
+
+// ---------------------------------------------------------------------------------------
+// LogScanner
+
+struct LogScanner::HsState {
+    hs_stream_t* stream = nullptr;
+    hs_scratch_t* scratch = nullptr;
+    ~HsState() {
+        if (stream) hs_close_stream(stream, scratch, nullptr, nullptr);
+        if (scratch) hs_free_scratch(scratch);
+    }
+};
+
+struct LogScanner::Pending {
+    Match match;
+    std::uint64_t ready_line = 0;  // reportable once this many lines are complete
+    bool collecting = false;       // still gathering excerpt bytes after the match
+    std::uint64_t collect_from = 0;  // next stream offset to gather
+    unsigned lines_to_end = 0;       // line ends still to see for the excerpt
+    std::size_t budget = 0;          // bytes still kept for the current excerpt line
+};
+
+// The bytes available while one chunk is processed: the kept history, then the chunk.
+class LogScanner::View {
+public:
+    View(std::string_view history, std::string_view chunk, std::uint64_t chunk_start)
+        : m_history(history), m_chunk(chunk), m_chunk_start(chunk_start),
+          m_begin(chunk_start - history.size()) {}
+    [[nodiscard]] std::uint64_t begin() const { return m_begin; }
+    [[nodiscard]] std::uint64_t end() const { return m_chunk_start + m_chunk.size(); }
+    [[nodiscard]] char at(std::uint64_t offset) const {
+        return offset >= m_chunk_start ? m_chunk[offset - m_chunk_start] : m_history[offset - m_begin];
+    }
+    // The contiguous bytes starting at `offset` up to the end of its segment.
+    [[nodiscard]] std::string_view segment_from(std::uint64_t offset) const {
+        if (offset >= m_chunk_start) return m_chunk.substr(offset - m_chunk_start);
+        return m_history.substr(offset - m_begin);
+    }
+    // Offset of the last '\n' in [low, high), or nullopt.
+    [[nodiscard]] std::optional<std::uint64_t> last_newline(std::uint64_t low, std::uint64_t high) const {
+        for (std::uint64_t i = high; i > low; --i)
+            if (at(i - 1) == '\n') return i - 1;
+        return std::nullopt;
+    }
+    [[nodiscard]] std::string copy(std::uint64_t from, std::uint64_t to) const {
+        std::string out;
+        out.reserve(to - from);
+        while (from < to) {
+            const auto seg = segment_from(from);
+            const auto n = std::min<std::uint64_t>(seg.size(), to - from);
+            out.append(seg.data(), n);
+            from += n;
+        }
+        return out;
+    }
+
+private:
+    std::string_view m_history;
+    std::string_view m_chunk;
+    std::uint64_t m_chunk_start;
+    std::uint64_t m_begin;
+};
+
+namespace {
+
+void strip_cr(std::string& s) {
+    if (!s.empty() && s.back() == '\r') s.pop_back();
+}
+
+}  // namespace
+
+LogScanner::LogScanner(std::shared_ptr<const SignatureSet> set, Callback on_match, ScanLimits limits)
+    : m_set(std::move(set)), m_on_match(std::move(on_match)), m_limits(limits), m_hs(std::make_unique<HsState>()) {
+    const auto n = m_set->m_signatures.size();
+    m_match_counts.assign(n, 0);
+    m_last_line.assign(n, 0);
+    m_reports.assign(n, 0);
+    m_context_seen.assign(m_set->m_context_words.size(), 0);
+    if (m_set->m_db) {
+        // Cloning the prototype is cheap and keeps the shared set immutable.
+        if (hs_clone_scratch(m_set->m_db->scratch, &m_hs->scratch) != HS_SUCCESS ||
+            hs_open_stream(m_set->m_db->db, 0, &m_hs->stream) != HS_SUCCESS)
+            throw std::bad_alloc();
+    }
+}
+
+LogScanner::~LogScanner() = default;
+
+int LogScanner::on_hs_event(unsigned id, unsigned long long /*from*/, unsigned long long to, unsigned /*flags*/,
+                            void* self) {
+    static_cast<LogScanner*>(self)->m_events.push_back(Event{id, to});
+    return 0;
+}
+
+std::uint64_t LogScanner::lines() const {
+    return m_newlines + ((m_finished && m_offset > 0 && !m_last_was_newline) ? 1 : 0);
+}
+
+Status LogScanner::feed(std::string_view bytes) {
+    if (m_finished) return Error{"scanning log", "", "feed() after finish()", ExitCode::environment};
+    if (bytes.empty()) return ok_status();
+    // Hyperscan takes unsigned lengths: split anything larger.
+    constexpr std::size_t k_max_call = std::size_t{1} << 30;
+    while (!bytes.empty()) {
+        const auto piece = bytes.substr(0, k_max_call);
+        bytes.remove_prefix(piece.size());
+        m_events.clear();
+        if (m_hs->stream) {
+            const auto rc = hs_scan_stream(m_hs->stream, piece.data(), static_cast<unsigned>(piece.size()), 0,
+                                           m_hs->scratch, &LogScanner::on_hs_event, this);
+            if (rc != HS_SUCCESS)
+                return Error{"scanning log", "", fmt::format("Hyperscan error {}", rc), ExitCode::environment};
+        }
+        if (auto s = process(piece, m_offset); !s) return s;
+    }
+    return ok_status();
+}
+
+Status LogScanner::process(std::string_view chunk, std::uint64_t chunk_start) {
+    const View view(m_history, chunk, chunk_start);
+    if (!std::is_sorted(m_events.begin(), m_events.end(), [](const Event& a, const Event& b) { return a.end < b.end; }))
+        std::stable_sort(m_events.begin(), m_events.end(), [](const Event& a, const Event& b) { return a.end < b.end; });
+
+    const auto n_sig = m_set->m_signatures.size();
+    std::uint64_t count_pos = chunk_start;  // '\n' counted in [0, count_pos)
+    std::uint64_t count_lines = m_newlines;
+
+    for (const auto& ev : m_events) {
+        if (ev.end == 0) continue;
+        const std::uint64_t last = ev.end - 1;  // the match's last byte
+        std::uint64_t line;
+        if (last >= chunk_start) {
+            if (last > count_pos) {
+                count_lines += static_cast<std::uint64_t>(
+                    std::count(chunk.data() + (count_pos - chunk_start), chunk.data() + (last - chunk_start), '\n'));
+                count_pos = last;
+            }
+            line = count_lines + 1;
+        } else {
+            // Reported late (an anchor needed the next byte): count back through history.
+            std::uint64_t back = 0;
+            for (std::uint64_t i = std::max(last, view.begin()); i < chunk_start; ++i) back += view.at(i) == '\n';
+            line = m_newlines - back + 1;
+        }
+
+        if (ev.id >= n_sig) {
+            const unsigned word = ev.id - static_cast<unsigned>(n_sig);
+            if (m_context_seen[word] == line) continue;
+            m_context_seen[word] = line;
+            for (std::size_t p = m_pending_head; p < m_pending.size(); ++p) {
+                auto& pending = *m_pending[p];
+                const auto& cs = m_set->m_signatures[pending.match.signature];
+                if (line > pending.match.line + cs.source.window) continue;
+                for (unsigned k = 0; k < cs.context_words.size(); ++k)
+                    if (cs.context_words[k] == word &&
+                        std::find(pending.match.context_found.begin(), pending.match.context_found.end(), k) ==
+                            pending.match.context_found.end())
+                        pending.match.context_found.push_back(k);
+            }
+            continue;
+        }
+
+        const unsigned sig = ev.id;
+        if (m_last_line[sig] == line) continue;
+        m_last_line[sig] = line;
+        ++m_match_counts[sig];
+        if (m_reports[sig] >= m_limits.max_reports_per_signature) continue;
+        ++m_reports[sig];
+
+        const auto& cs = m_set->m_signatures[sig];
+        auto pending = std::make_unique<Pending>();
+        Match& m = pending->match;
+        m.signature = sig;
+        m.line = line;
+        m.end_offset = ev.end;
+        for (unsigned k = 0; k < cs.context_words.size(); ++k) {
+            const auto seen = m_context_seen[cs.context_words[k]];
+            if (seen != 0 && seen + cs.source.window >= line) m.context_found.push_back(k);
+        }
+        pending->ready_line = line + std::max(cs.source.window, m_limits.lines_after);
+
+        if (m_reports[sig] <= m_limits.max_excerpts_per_signature) {
+            // The matched line up to the match end, and the lines before it.
+            const bool ends_line = view.at(last) == '\n';
+            const std::uint64_t text_end = ends_line ? last : ev.end;
+            const std::uint64_t low = std::max(view.begin(), text_end > m_limits.line_bytes ? text_end - m_limits.line_bytes : 0);
+            auto nl = view.last_newline(low, last);
+            std::uint64_t line_start = nl ? *nl + 1 : low;
+            bool truncated = !nl && low > 0;
+            std::vector<ExcerptLine> before;
+            ExcerptLine current{line, view.copy(line_start, text_end), truncated};
+            current.match_end = current.text.size();
+            if (ends_line) strip_cr(current.text);
+            std::uint64_t pos = line_start;  // start of the line after the one to collect
+            std::uint64_t number = line;
+            while (!truncated && nl && before.size() < m_limits.lines_before && number > 1 && pos > view.begin()) {
+                const std::uint64_t prev_end = pos - 1;  // its '\n'
+                const std::uint64_t prev_low =
+                    std::max(view.begin(), prev_end > m_limits.line_bytes ? prev_end - m_limits.line_bytes : 0);
+                nl = view.last_newline(prev_low, prev_end);
+                const std::uint64_t prev_start = nl ? *nl + 1 : prev_low;
+                truncated = !nl && prev_low > 0;
+                ExcerptLine prev{--number, view.copy(prev_start, prev_end), truncated};
+                strip_cr(prev.text);
+                before.push_back(std::move(prev));
+                pos = prev_start;
+            }
+            std::reverse(before.begin(), before.end());
+            m.excerpt = std::move(before);
+            m.excerpt.push_back(std::move(current));
+            pending->collecting = true;
+            pending->collect_from = ev.end;
+            if (ends_line) {
+                pending->lines_to_end = m_limits.lines_after;
+                pending->collect_from = last + 1;
+                if (pending->lines_to_end > 0)
+                    m.excerpt.push_back(ExcerptLine{line + 1, {}, false});
+                else
+                    pending->collecting = false;
+            } else {
+                pending->lines_to_end = 1 + m_limits.lines_after;
+            }
+            pending->budget = m_limits.line_bytes;
+        }
+        m_pending.push_back(std::move(pending));
+    }
+
+    // Gather the excerpt bytes after each pending match from what this chunk adds.
+    for (std::size_t p = m_pending_head; p < m_pending.size(); ++p) {
+        auto& pending = *m_pending[p];
+        while (pending.collecting && pending.collect_from < view.end()) {
+            const auto seg = view.segment_from(std::max(pending.collect_from, view.begin()));
+            const auto* nl = static_cast<const char*>(std::memchr(seg.data(), '\n', seg.size()));
+            const std::size_t take = nl ? static_cast<std::size_t>(nl - seg.data()) : seg.size();
+            auto& text = pending.match.excerpt.back();
+            const std::size_t keep = std::min(take, pending.budget);
+            text.text.append(seg.data(), keep);
+            pending.budget -= keep;
+            if (keep < take) text.truncated = true;
+            pending.collect_from += take;
+            if (!nl) break;
+            pending.collect_from += 1;
+            if (!text.truncated) strip_cr(text.text);
+            if (--pending.lines_to_end == 0) {
+                pending.collecting = false;
+            } else {
+                pending.match.excerpt.push_back(ExcerptLine{text.number + 1, {}, false});
+                pending.budget = m_limits.line_bytes;
+            }
+        }
+    }
+
+    if (count_pos < chunk_start + chunk.size())
+        count_lines += static_cast<std::uint64_t>(
+            std::count(chunk.data() + (count_pos - chunk_start), chunk.data() + chunk.size(), '\n'));
+    m_newlines = count_lines;
+    if (!chunk.empty()) m_last_was_newline = chunk.back() == '\n';
+    m_offset = chunk_start + chunk.size();
+    report_ready(m_newlines);
+    remember(chunk);
+    return ok_status();
+}
+
+void LogScanner::report_ready(std::uint64_t complete_lines) {
+    while (m_pending_head < m_pending.size() && m_pending[m_pending_head]->ready_line <= complete_lines) {
+        auto pending = std::move(m_pending[m_pending_head++]);
+        auto& m = pending->match;
+        // An excerpt line still open at the end of the stream, or an empty trailing one.
+        if (!m.excerpt.empty() && pending->collecting && m.excerpt.back().text.empty() &&
+            m.excerpt.back().number != m.line)
+            m.excerpt.pop_back();
+        m.context_complete = true;
+        std::sort(m.context_found.begin(), m.context_found.end());
+        if (m_on_match) m_on_match(m);
+    }
+    if (m_pending_head == m_pending.size()) {
+        m_pending.clear();
+        m_pending_head = 0;
+    }
+}
+
+void LogScanner::flush() { flush_pending(m_finished); }
+
+void LogScanner::flush_pending(bool stream_ended) {
+    const auto complete = lines();
+    for (std::size_t p = m_pending_head; p < m_pending.size(); ++p) {
+        auto& pending = *m_pending[p];
+        auto& m = pending.match;
+        if (!m.excerpt.empty() && pending.collecting && m.excerpt.back().text.empty() && m.excerpt.back().number != m.line)
+            m.excerpt.pop_back();
+        // Once the stream has ended no more context can arrive: the window is complete.
+        m.context_complete = stream_ended || pending.ready_line <= complete;
+        std::sort(m.context_found.begin(), m.context_found.end());
+        if (m_on_match) m_on_match(m);
+    }
+    m_pending.clear();
+    m_pending_head = 0;
+}
+
+void LogScanner::remember(std::string_view chunk) {
+    // Enough for the lines before a match, plus the bytes a late-reported match needs.
+    const std::size_t keep = (m_limits.lines_before + 2) * (m_limits.line_bytes + 2);
+    if (chunk.size() >= keep) {
+        m_history.assign(chunk.data() + chunk.size() - keep, keep);
+        return;
+    }
+    m_history.append(chunk.data(), chunk.size());
+    if (m_history.size() > 2 * keep) m_history.erase(0, m_history.size() - keep);
+}
+
+Status LogScanner::finish() {
+    if (m_finished) return ok_status();
+    m_events.clear();
+    if (m_hs->stream) {
+        const auto rc = hs_close_stream(m_hs->stream, m_hs->scratch, &LogScanner::on_hs_event, this);
+        m_hs->stream = nullptr;
+        if (rc != HS_SUCCESS)
+            return Error{"scanning log", "", fmt::format("Hyperscan error {}", rc), ExitCode::environment};
+    }
+    auto s = process({}, m_offset);
+    m_finished = true;
+    flush();
+    return s;
+}
+
+// ---------------------------------------------------------------------------------------
+// Reading sources
+
+namespace {
+
+constexpr std::size_t k_read_chunk = std::size_t{256} << 10;
+
+Error read_error(std::string_view what, std::string cause, int err = 0) {
+    Error e{"reading", std::string(what), std::move(cause), ExitCode::usage};
+    e.os_error = err;
+    return e;
+}
+
+// Reads up to buf.size() bytes, retrying on EINTR; returns bytes read (0 at EOF) or -errno.
+long read_some(int fd, char* buf, std::size_t size) {
+    for (;;) {
+        const auto n = ::read(fd, buf, size);
+        if (n >= 0) return static_cast<long>(n);
+        if (errno != EINTR) return -errno;
+    }
+}
+
+class Inflater {
+public:
+    Inflater() { m_ok = inflateInit2(&m_zs, 15 + 32) == Z_OK; }
+    ~Inflater() { inflateEnd(&m_zs); }
+    Inflater(const Inflater&) = delete;
+    Inflater& operator=(const Inflater&) = delete;
+
+    // Inflates `in` completely into the scanner.
+    Status push(std::string_view in, std::string_view what, LogScanner& scanner) {
+        if (!m_ok) return read_error(what, "cannot initialise zlib");
+        m_zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
+        m_zs.avail_in = static_cast<uInt>(in.size());
+        while (m_zs.avail_in > 0) {
+            if (m_member_done) {
+                // Another gzip member follows (concatenated .gz files are valid gzip).
+                inflateReset(&m_zs);
+                m_member_done = false;
+            }
+            m_zs.next_out = reinterpret_cast<Bytef*>(m_out.data());
+            m_zs.avail_out = static_cast<uInt>(m_out.size());
+            const int rc = inflate(&m_zs, Z_NO_FLUSH);
+            const std::size_t produced = m_out.size() - m_zs.avail_out;
+            if (produced > 0)
+                if (auto s = scanner.feed(std::string_view(m_out.data(), produced)); !s) return s;
+            if (rc == Z_STREAM_END) {
+                m_member_done = true;
+            } else if (rc != Z_OK && rc != Z_BUF_ERROR) {
+                return read_error(what, fmt::format("corrupt gzip data ({})", m_zs.msg ? m_zs.msg : zError(rc)));
+            } else if (rc == Z_BUF_ERROR && produced == 0) {
+                break;
+            }
+        }
+        // Drain output held back inside zlib.
+        for (;;) {
+            m_zs.next_out = reinterpret_cast<Bytef*>(m_out.data());
+            m_zs.avail_out = static_cast<uInt>(m_out.size());
+            if (m_member_done) break;
+            const int rc = inflate(&m_zs, Z_NO_FLUSH);
+            const std::size_t produced = m_out.size() - m_zs.avail_out;
+            if (produced > 0)
+                if (auto s = scanner.feed(std::string_view(m_out.data(), produced)); !s) return s;
+            if (rc == Z_STREAM_END) m_member_done = true;
+            if (produced == 0 || rc == Z_STREAM_END) break;
+            if (rc != Z_OK && rc != Z_BUF_ERROR)
+                return read_error(what, fmt::format("corrupt gzip data ({})", m_zs.msg ? m_zs.msg : zError(rc)));
+        }
+        return ok_status();
+    }
+    Status end(std::string_view what) const {
+        if (!m_member_done) return read_error(what, "unexpected end of gzip data");
+        return ok_status();
+    }
+
+private:
+    z_stream m_zs{};
+    bool m_ok = false;
+    bool m_member_done = false;
+    std::string m_out = std::string(k_read_chunk * 4, '\0');
+};
+
+}  // namespace
+
+Status scan_fd(int fd, std::string_view what, LogScanner& scanner) {
+    std::string buf(k_read_chunk, '\0');
+    // Decide plain or gzip on the first two bytes (a pipe may deliver them one at a time).
+    std::size_t have = 0;
+    while (have < 2) {
+        const long n = read_some(fd, buf.data() + have, buf.size() - have);
+        if (n < 0) return read_error(what, std::strerror(static_cast<int>(-n)), static_cast<int>(-n));
+        if (n == 0) break;
+        have += static_cast<std::size_t>(n);
+    }
+    const bool gzip = have >= 2 && static_cast<unsigned char>(buf[0]) == 0x1f && static_cast<unsigned char>(buf[1]) == 0x8b;
+    std::unique_ptr<Inflater> inflater = gzip ? std::make_unique<Inflater>() : nullptr;
+    auto consume = [&](std::string_view bytes) -> Status {
+        if (inflater) return inflater->push(bytes, what, scanner);
+        return scanner.feed(bytes);
+    };
+    if (have > 0)
+        if (auto s = consume(std::string_view(buf.data(), have)); !s) return s;
+    while (have >= 2) {  // fewer than two bytes means EOF was already seen
+        const long n = read_some(fd, buf.data(), buf.size());
+        if (n < 0) return read_error(what, std::strerror(static_cast<int>(-n)), static_cast<int>(-n));
+        if (n == 0) break;
+        if (auto s = consume(std::string_view(buf.data(), static_cast<std::size_t>(n))); !s) return s;
+    }
+    if (inflater)
+        if (auto s = inflater->end(what); !s) return s;
+    return scanner.finish();
+}
+
+Status scan_path(const std::string& path, LogScanner& scanner) {
+    if (path == "-") return scan_fd(STDIN_FILENO, "standard input", scanner);
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        const int err = errno;
+        return read_error(path, std::strerror(err), err);
+    }
+#ifdef POSIX_FADV_SEQUENTIAL
+    (void)::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+#endif
+    auto status = scan_fd(fd, path, scanner);
+    ::close(fd);
+    return status;
+}
+
+}  // namespace rmcp::explain

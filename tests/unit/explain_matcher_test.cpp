@@ -1,0 +1,292 @@
+#include "explain/matcher.hpp"
+
+#include <gtest/gtest.h>
+#include <zlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace rmcp::explain {
+namespace {
+
+kb::Entry entry(std::string id, std::vector<kb::Signature> sigs) {
+    kb::Entry e;
+    e.id = std::move(id);
+    e.file = "kb/" + e.id + ".toml";
+    e.signatures = std::move(sigs);
+    return e;
+}
+
+kb::Signature sig(std::string pattern, std::vector<std::string> context = {}, unsigned window = 20) {
+    kb::Signature s;
+    s.pattern = std::move(pattern);
+    s.context = std::move(context);
+    s.window = window;
+    s.line = 7;
+    return s;
+}
+
+std::shared_ptr<const SignatureSet> compile(const std::vector<kb::Entry>& entries,
+                                            Reporting reporting = Reporting::every_line) {
+    auto set = SignatureSet::compile(entries, reporting);
+    EXPECT_TRUE(set.ok()) << (set.ok() ? "" : set.error().message());
+    return set.ok() ? *set : nullptr;
+}
+
+// Scans `input` split into pieces of `piece` bytes (0: all at once).
+std::vector<Match> scan(const std::shared_ptr<const SignatureSet>& set, std::string_view input, std::size_t piece = 0,
+                        ScanLimits limits = {}, std::uint64_t* lines = nullptr) {
+    std::vector<Match> out;
+    LogScanner scanner(set, [&](const Match& m) { out.push_back(m); }, limits);
+    if (piece == 0) piece = input.size() + 1;
+    for (std::size_t i = 0; i < input.size(); i += piece) EXPECT_TRUE(scanner.feed(input.substr(i, piece)).ok());
+    EXPECT_TRUE(scanner.finish().ok());
+    if (lines) *lines = scanner.lines();
+    return out;
+}
+
+std::vector<std::string> texts(const Match& m) {
+    std::vector<std::string> out;
+    for (const auto& l : m.excerpt) out.push_back(std::to_string(l.number) + ":" + l.text);
+    return out;
+}
+
+const std::string k_fault_log =
+    "epoch 1 loss 0.93\n"
+    "epoch 2 loss 0.71\n"
+    "  File \"train.py\", line 88, in <module>\n"
+    "Memory access fault by GPU node-1 (Agent handle: 0x55d1c0a3e2f0) on address 0x7f1c2e400000. Reason: Page not present or supervisor privilege.\n"
+    "GPU core dump failed\n"
+    "Aborted (core dumped)\n"
+    "trailing line\n";
+
+TEST(ExplainMatcher, FindsMatchWithLineAndExcerpt) {
+    auto set = compile({entry("fault", {sig("Memory access fault by GPU node-[0-9]+")})});
+    std::uint64_t lines = 0;
+    auto matches = scan(set, k_fault_log, 0, {}, &lines);
+    ASSERT_EQ(matches.size(), 1U);
+    EXPECT_EQ(matches[0].line, 4U);
+    EXPECT_EQ(lines, 7U);
+    EXPECT_EQ(texts(matches[0]),
+              (std::vector<std::string>{"2:epoch 2 loss 0.71", "3:  File \"train.py\", line 88, in <module>",
+                                        "4:" + std::string("Memory access fault by GPU node-1 (Agent handle: "
+                                                           "0x55d1c0a3e2f0) on address 0x7f1c2e400000. Reason: Page "
+                                                           "not present or supervisor privilege."),
+                                        "5:GPU core dump failed", "6:Aborted (core dumped)"}));
+    EXPECT_EQ(matches[0].excerpt[2].match_end, std::string("Memory access fault by GPU node-1").size());
+}
+
+TEST(ExplainMatcher, EveryChunkSplitGivesTheSameResult) {
+    auto set = compile({entry("fault", {sig("Memory access fault by GPU node-[0-9]+", {"train.py", "core dump"})}),
+                        entry("abort", {sig("^Aborted \\(core dumped\\)$")})});
+    const auto whole = scan(set, k_fault_log);
+    ASSERT_EQ(whole.size(), 2U);
+    for (std::size_t piece = 1; piece < 64; ++piece) {
+        const auto split = scan(set, k_fault_log, piece);
+        ASSERT_EQ(split.size(), whole.size()) << "piece " << piece;
+        for (std::size_t i = 0; i < whole.size(); ++i) {
+            EXPECT_EQ(split[i].signature, whole[i].signature);
+            EXPECT_EQ(split[i].line, whole[i].line) << "piece " << piece;
+            EXPECT_EQ(texts(split[i]), texts(whole[i])) << "piece " << piece;
+            EXPECT_EQ(split[i].context_found, whole[i].context_found) << "piece " << piece;
+        }
+    }
+    EXPECT_EQ(whole[0].context_found, (std::vector<unsigned>{0, 1}));
+    EXPECT_EQ(whole[1].line, 6U);
+}
+
+TEST(ExplainMatcher, CrlfLineEndsAreNotPartOfTheExcerptAndAnchorsStillWork) {
+    std::string crlf;
+    for (const char c : k_fault_log) {
+        if (c == '\n') crlf += '\r';
+        crlf += c;
+    }
+    auto set = compile({entry("abort", {sig("^Aborted \\(core dumped\\)\\r?$")}),
+                        entry("fault", {sig("Page not present")})});
+    const auto matches = scan(set, crlf, 5);
+    ASSERT_EQ(matches.size(), 2U);
+    EXPECT_EQ(matches[0].line, 4U);
+    EXPECT_EQ(matches[1].line, 6U);
+    for (const auto& m : matches)
+        for (const auto& l : m.excerpt) EXPECT_EQ(l.text.find('\r'), std::string::npos) << l.text;
+}
+
+TEST(ExplainMatcher, HugeLineKeepsBoundedExcerpt) {
+    std::string input = "first line\n";
+    input += std::string(8u << 20, 'x');
+    input += " HIP error: invalid device function ";
+    input += std::string(8u << 20, 'y');
+    input += "\nlast line\n";
+    auto set = compile({entry("nodev", {sig("HIP error: invalid device function")})});
+    ScanLimits limits;
+    const auto matches = scan(set, input, 1u << 16, limits);
+    ASSERT_EQ(matches.size(), 1U);
+    EXPECT_EQ(matches[0].line, 2U);
+    const auto& lines = matches[0].excerpt;
+    ASSERT_GE(lines.size(), 1U);
+    const auto& hit = *std::find_if(lines.begin(), lines.end(), [](const ExcerptLine& l) { return l.number == 2; });
+    EXPECT_TRUE(hit.truncated);
+    EXPECT_LE(hit.text.size(), 2 * limits.line_bytes);
+    EXPECT_NE(hit.text.find("HIP error: invalid device function"), std::string::npos);
+    EXPECT_EQ(lines.back().text, "last line");
+}
+
+TEST(ExplainMatcher, InvalidUtf8AndNulBytesAreScannedAsBytes) {
+    const std::string input = std::string("ok\n\xff\xfe\x80garbage\0\xc3(", 14) + " hipErrorNoBinaryForGpu: Unable to find code object\n";
+    auto set = compile({entry("nobin", {sig("hipErrorNoBinaryForGpu")})});
+    const auto matches = scan(set, input, 3);
+    ASSERT_EQ(matches.size(), 1U);
+    EXPECT_EQ(matches[0].line, 2U);
+    EXPECT_EQ(matches[0].excerpt.back().text.substr(0, 3), "\xff\xfe\x80");
+}
+
+TEST(ExplainMatcher, PatternAnchoredAtEndOfStreamWithoutNewline) {
+    auto set = compile({entry("hang", {sig("reason :GPU Hang$")})});
+    const auto matches = scan(set, "x\nHW Exception by GPU node-1 (Agent handle: 0x1) reason :GPU Hang", 7);
+    ASSERT_EQ(matches.size(), 1U);
+    EXPECT_EQ(matches[0].line, 2U);
+}
+
+TEST(ExplainMatcher, ContextWordsCountOnlyWithinWindow) {
+    auto set = compile({entry("miopen", {sig("Page not present", {"MIOpen", "convolution"}, 3)})});
+    std::string near = "miopen solver GemmBwdRest\nstep\nMemory access fault ... Page not present\nx\ntorch convolution backward\n";
+    auto m = scan(set, near);
+    ASSERT_EQ(m.size(), 1U);
+    EXPECT_EQ(m[0].context_found, (std::vector<unsigned>{0, 1}));  // case-insensitive word match
+    EXPECT_TRUE(m[0].context_complete);  // the stream ended: nothing more can come
+
+    std::string far = "MIOpen\n1\n2\n3\n4\nPage not present\n1\n2\n3\n4\nconvolution\n";
+    m = scan(set, far);
+    ASSERT_EQ(m.size(), 1U);
+    EXPECT_TRUE(m[0].context_found.empty());
+}
+
+TEST(ExplainMatcher, FlushReportsPendingMatchesWithIncompleteContext) {
+    auto set = compile({entry("oom", {sig("HIP out of memory", {"allocator"}, 5)})});
+    std::vector<Match> out;
+    LogScanner scanner(set, [&](const Match& m) { out.push_back(m); });
+    ASSERT_TRUE(scanner.feed("torch.OutOfMemoryError: HIP out of memory. Tried to allocate 2.00 GiB\n").ok());
+    EXPECT_TRUE(out.empty());  // waiting for the window after it
+    scanner.flush();
+    ASSERT_EQ(out.size(), 1U);
+    EXPECT_FALSE(out[0].context_complete);
+    ASSERT_TRUE(scanner.finish().ok());
+    EXPECT_EQ(out.size(), 1U);
+}
+
+TEST(ExplainMatcher, ReportsOncePerLineAndHonoursLimits) {
+    auto set = compile({entry("noise", {sig("amdgpu\\.ids")})});
+    std::string input;
+    for (int i = 0; i < 500; ++i) input += "/usr/share/libdrm/amdgpu.ids: No such file or directory amdgpu.ids\n";
+    ScanLimits limits;
+    limits.max_reports_per_signature = 10;
+    limits.max_excerpts_per_signature = 2;
+    std::vector<Match> out;
+    LogScanner scanner(set, [&](const Match& m) { out.push_back(m); }, limits);
+    ASSERT_TRUE(scanner.feed(input).ok());
+    ASSERT_TRUE(scanner.finish().ok());
+    ASSERT_EQ(out.size(), 10U);
+    EXPECT_EQ(scanner.match_counts()[0], 500U);
+    EXPECT_FALSE(out[1].excerpt.empty());
+    EXPECT_TRUE(out[2].excerpt.empty());
+    EXPECT_EQ(out[9].line, 10U);
+}
+
+TEST(ExplainMatcher, FirstOnlyReportingUsesSingleMatch) {
+    auto set = compile({entry("noise", {sig("amdgpu\\.ids")})}, Reporting::first_only);
+    const auto out = scan(set, "a amdgpu.ids\nb amdgpu.ids\n");
+    ASSERT_EQ(out.size(), 1U);
+    EXPECT_EQ(out[0].line, 1U);
+}
+
+TEST(ExplainMatcher, CaseMattersUnlessThePatternSaysSo) {
+    auto set = compile({entry("a", {sig("gpu hang")}), entry("b", {sig("(?i)gpu hang")})});
+    const auto out = scan(set, "GPU Hang\n");
+    ASSERT_EQ(out.size(), 1U);
+    EXPECT_EQ(set->signatures()[out[0].signature].entry_id, "b");
+}
+
+TEST(ExplainMatcher, BadPatternNamesEntryFileAndLine) {
+    auto set = SignatureSet::compile(std::vector<kb::Entry>{entry("broken", {sig("(unclosed")})});
+    ASSERT_FALSE(set.ok());
+    EXPECT_EQ(set.error().path, "kb/broken.toml:7");
+    EXPECT_EQ(set.error().code, ExitCode::usage);
+    EXPECT_NE(set.error().cause.find("(unclosed"), std::string::npos);
+}
+
+TEST(ExplainMatcher, EmptySetCountsLines) {
+    auto set = compile({});
+    std::uint64_t lines = 0;
+    EXPECT_TRUE(scan(set, "a\nb\nc", 0, {}, &lines).empty());
+    EXPECT_EQ(lines, 3U);
+}
+
+class ExplainMatcherFiles : public ::testing::Test {
+protected:
+    void SetUp() override {
+        m_dir = std::filesystem::temp_directory_path() /
+                ("rmcp-matcher-" + std::to_string(::getpid()) + "-" +
+                 ::testing::UnitTest::GetInstance()->current_test_info()->name());
+        std::filesystem::create_directories(m_dir);
+    }
+    void TearDown() override { std::filesystem::remove_all(m_dir); }
+    std::filesystem::path m_dir;
+};
+
+TEST_F(ExplainMatcherFiles, GzipFilesAreInflatedTransparentlyIncludingConcatenatedMembers) {
+    const auto path = (m_dir / "train.log.gz").string();
+    for (int member = 0; member < 2; ++member) {
+        gzFile gz = gzopen(path.c_str(), member == 0 ? "wb" : "ab");
+        ASSERT_NE(gz, nullptr);
+        std::string text;
+        for (int i = 0; i < 20000; ++i) text += "step " + std::to_string(i) + " loss 0.5\n";
+        if (member == 1) text += "RuntimeError: HIP error: invalid device function\n";
+        gzwrite(gz, text.data(), static_cast<unsigned>(text.size()));
+        gzclose(gz);
+    }
+    auto set = compile({entry("nodev", {sig("HIP error: invalid device function")})});
+    std::vector<Match> out;
+    LogScanner scanner(set, [&](const Match& m) { out.push_back(m); });
+    ASSERT_TRUE(scan_path(path, scanner).ok());
+    ASSERT_EQ(out.size(), 1U);
+    EXPECT_EQ(out[0].line, 40001U);
+    EXPECT_EQ(scanner.lines(), 40001U);
+}
+
+TEST_F(ExplainMatcherFiles, CorruptOrTruncatedGzipIsBadInput) {
+    const auto path = (m_dir / "broken.gz").string();
+    gzFile gz = gzopen(path.c_str(), "wb");
+    std::string text(100000, 'a');
+    gzwrite(gz, text.data(), static_cast<unsigned>(text.size()));
+    gzclose(gz);
+    std::filesystem::resize_file(path, std::filesystem::file_size(path) / 2);
+    auto set = compile({entry("x", {sig("zzz")})});
+    LogScanner scanner(set, nullptr);
+    const auto status = scan_path(path, scanner);
+    ASSERT_FALSE(status.ok());
+    EXPECT_EQ(status.error().code, ExitCode::usage);
+    EXPECT_EQ(status.error().doing, "reading");
+    EXPECT_EQ(status.error().path, path);
+
+    std::ofstream(m_dir / "garbage.gz") << "\x1f\x8bthis is not deflate data at all";
+    LogScanner scanner2(set, nullptr);
+    EXPECT_FALSE(scan_path((m_dir / "garbage.gz").string(), scanner2).ok());
+}
+
+TEST_F(ExplainMatcherFiles, MissingFileAndDirectoryAreBadInput) {
+    auto set = compile({entry("x", {sig("zzz")})});
+    LogScanner a(set, nullptr);
+    auto status = scan_path((m_dir / "nope.log").string(), a);
+    ASSERT_FALSE(status.ok());
+    EXPECT_EQ(status.error().message(), "reading " + (m_dir / "nope.log").string() + ": No such file or directory");
+    EXPECT_EQ(status.error().code, ExitCode::usage);
+    LogScanner b(set, nullptr);
+    status = scan_path(m_dir.string(), b);
+    ASSERT_FALSE(status.ok());
+    EXPECT_EQ(status.error().cause, "Is a directory");
+}
+
+}  // namespace
+}  // namespace rmcp::explain
