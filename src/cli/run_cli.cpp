@@ -68,7 +68,7 @@ int run(int argc, char** argv) {
                 ctx.diag.error(Error{"looking up help for", help_topic.front(), "no such command", ExitCode::usage});
                 return static_cast<int>(ExitCode::usage);
             }
-            fmt::print("{}", sub->help());
+            fmt::print("{}", sub->help(app.get_name()));  // "Usage: rmcp detect", as --help shows
             return 0;
         };
     });

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Regenerates the golden outputs under tests/golden/<fixture>/ from the fixture roots in
+# tests/fixtures/, with the built binary. Review every diff by eye before committing: a
+# golden is only as good as the review that accepted it.
+#
+#   scripts/regen-golden.sh                 every fixture, every golden kind
+#   scripts/regen-golden.sh FIXTURE...      only these fixtures
+#   RMCP_BUILD_DIR=build-x scripts/regen-golden.sh   use another build
+#
+# To add a golden kind (doctor, plan, ...): write a golden_<kind> function below that
+# prints the output for the fixture root in $1, and add <kind> to KINDS. The CLI tests
+# compare tests/golden/<fixture>/<kind>.json (or whatever name the function's caller writes).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+RMCP="${RMCP_BUILD_DIR:-build}/rmcp"
+[[ -x "$RMCP" ]] || { echo "regen-golden: $RMCP is missing: run scripts/setup.sh first" >&2; exit 3; }
+
+# Each kind: golden_<kind> ROOT > tests/golden/<fixture>/<file>. Exit codes other than the
+# ones a kind expects are errors (a golden must never capture a crash).
+golden_detect() { NO_COLOR=1 "$RMCP" detect --root "$1" --format json; }
+
+KINDS=(detect)
+declare -A FILE_OF=([detect]=detect.json)
+
+fixtures=("$@")
+if ((${#fixtures[@]} == 0)); then
+  for d in tests/fixtures/*/; do fixtures+=("$(basename "$d")"); done
+fi
+for f in "${fixtures[@]}"; do
+  root="tests/fixtures/$f"
+  [[ -d "$root" ]] || { echo "regen-golden: no fixture $root" >&2; exit 2; }
+  mkdir -p "tests/golden/$f"
+  for kind in "${KINDS[@]}"; do
+    out="tests/golden/$f/${FILE_OF[$kind]}"
+    "golden_$kind" "$root" > "$out.tmp"
+    mv "$out.tmp" "$out"
+  done
+  echo "regen-golden: $f (${KINDS[*]})"
+done
