@@ -13,6 +13,7 @@
 // else 256 MiB. Only the input and the weight are saved for backward; the columns are
 // recomputed chunk by chunk, so training is bounded too.
 #include <ATen/ATen.h>
+#include <ATen/autocast_mode.h>
 #include <ATen/record_function.h>
 #include <torch/csrc/autograd/custom_function.h>
 #include <torch/library.h>
@@ -360,6 +361,32 @@ at::Tensor conv_padding_mode(const at::Tensor& input, const at::Tensor& weight, 
   return conv_padded(input, weight, bias, stride, before, after, dilation, groups, workspace_mb);
 }
 
+// Under torch.autocast the native convolution runs in the autocast dtype (float16 on GPUs,
+// bfloat16 on the CPU); so does this one: cast the arguments, then run with autocast off so
+// that the forward and the backward pass see one dtype.
+template <c10::DeviceType k_device>
+at::Tensor conv_autocast(const at::Tensor& input, const at::Tensor& weight, const c10::optional<at::Tensor>& bias,
+                         at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation, int64_t groups,
+                         int64_t workspace_mb) {
+  c10::impl::ExcludeDispatchKeyGuard no_autocast(at::autocast::get_autocast_dispatch_key_from_device_type(k_device));
+  const at::ScalarType to = at::autocast::get_lower_precision_fp_from_device_type(k_device);
+  return conv(at::autocast::cached_cast(to, input, k_device), at::autocast::cached_cast(to, weight, k_device),
+              at::autocast::cached_cast(to, bias, k_device), stride, padding, dilation, groups, workspace_mb);
+}
+
+template <c10::DeviceType k_device>
+at::Tensor conv_padding_mode_autocast(const at::Tensor& input, const at::Tensor& weight,
+                                      const c10::optional<at::Tensor>& bias, at::IntArrayRef stride,
+                                      c10::string_view padding, at::IntArrayRef dilation, int64_t groups,
+                                      int64_t workspace_mb) {
+  c10::impl::ExcludeDispatchKeyGuard no_autocast(at::autocast::get_autocast_dispatch_key_from_device_type(k_device));
+  const at::ScalarType to = at::autocast::get_lower_precision_fp_from_device_type(k_device);
+  return conv_padding_mode(at::autocast::cached_cast(to, input, k_device),
+                           at::autocast::cached_cast(to, weight, k_device),
+                           at::autocast::cached_cast(to, bias, k_device), stride, padding, dilation, groups,
+                           workspace_mb);
+}
+
 }  // namespace
 }  // namespace rmcp::torch_ext
 
@@ -374,4 +401,15 @@ TORCH_LIBRARY(rmcp, m) {
       "conv.padding(Tensor input, Tensor weight, Tensor? bias, int[] stride, str padding, "
       "int[] dilation=[1], int groups=1, int workspace_mb=-1) -> Tensor",
       &rmcp::torch_ext::conv_padding_mode);
+}
+
+// Autocast is CUDA's key, which ROCm builds of PyTorch use for HIP devices as well.
+TORCH_LIBRARY_IMPL(rmcp, Autocast, m) {
+  m.impl("conv", &rmcp::torch_ext::conv_autocast<c10::DeviceType::CUDA>);
+  m.impl("conv.padding", &rmcp::torch_ext::conv_padding_mode_autocast<c10::DeviceType::CUDA>);
+}
+
+TORCH_LIBRARY_IMPL(rmcp, AutocastCPU, m) {
+  m.impl("conv", &rmcp::torch_ext::conv_autocast<c10::DeviceType::CPU>);
+  m.impl("conv.padding", &rmcp::torch_ext::conv_padding_mode_autocast<c10::DeviceType::CPU>);
 }

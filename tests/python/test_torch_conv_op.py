@@ -163,6 +163,27 @@ def test_gradcheck_float64(case):
         lambda x, w, b=None: rt.conv(x, w, b, stride, padding, dilation, groups), inputs)
 
 
+@pytest.mark.parametrize("groups, weight_shape", [(1, (6, 4, 3, 3)), (4, (4, 1, 3, 3))], ids=["gemm", "depthwise"])
+def test_autocast_like_native(groups, weight_shape):
+    """Under torch.autocast both run in the autocast dtype (bfloat16 on the CPU), forward and backward."""
+    results = []
+    for conv in (F.conv2d, rt.conv):
+        torch.manual_seed(3)
+        x = torch.randn(2, 4, 9, 9, requires_grad=True)
+        w = torch.randn(weight_shape, requires_grad=True)
+        b = torch.randn(weight_shape[0], requires_grad=True)
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            out = conv(x, w, b, 1, 1, 1, groups)
+        out.float().square().sum().backward()
+        results.append((out, x.grad, w.grad, b.grad))
+    (native, *native_grads), (ours, *our_grads) = results
+    assert ours.dtype == native.dtype == torch.bfloat16
+    assert_close(ours, native, torch.bfloat16, "output")
+    for name, a, b in zip(("input", "weight", "bias"), our_grads, native_grads):
+        assert a.dtype == b.dtype == torch.float32
+        assert_close(a, b, torch.bfloat16, f"grad {name}", factor=4.0)
+
+
 def test_unbatched_input_like_torch():
     x, w = torch.randn(3, 9, 8), torch.randn(4, 3, 3, 3)
     assert_close(rt.conv(x, w, None, 1, 1), F.conv2d(x, w, None, 1, 1), torch.float32)
