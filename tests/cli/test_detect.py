@@ -13,7 +13,7 @@ MESSAGE = re.compile(r"^rmcp: error: \S.* \S+: \S.*$")  # `rmcp: error: <doing> 
 
 
 def test_enough_fixtures():
-    assert len(ROOTS) >= 13, IDS
+    assert len(ROOTS) >= 15, IDS
 
 
 @pytest.mark.parametrize("root", ROOTS, ids=IDS)
@@ -70,6 +70,9 @@ TEXT_FACTS = {
                          "official ROCm support: no", "ROCm (0)", "2.3.1+rocm6.0 [user]"],
     "rx6600-gfx1032": ["AMD Radeon RX 6600", "gfx1032 (RDNA2)", "→ gfx1030 (same_family)",
                        "/opt/rocm 6.0.2 [opt]", "/usr/lib/python3.12/site-packages/torch 2.3.1 [system]"],
+    "rx6600xt-override-malformed": ["AMD Radeon RX 6600 XT", "gfx1032 (RDNA2)",
+                                    "HSA_OVERRIDE_GFX_VERSION=gfx1030 → malformed (runtime init will fail)",
+                                    "effective target: absent"],
     "rx7900xtx-gfx1100": ["AMD Radeon RX 7900 XTX", "gfx1100 (RDNA3)", "VRAM 24.0 GiB",
                           "PYTORCH_HIP_ALLOC_CONF=expandable_segments:True", "/opt/rocm-6.2.0 6.2.0"],
     "laptop-780m-gfx1103": ["AMD Radeon Graphics", "gfx1103 (RDNA3)", "integrated", "VRAM 512.0 MiB",
@@ -92,7 +95,7 @@ TEXT_FACTS = {
 
 
 def test_text_expectations_name_real_fixtures():
-    # Other suites may add roots; these fourteen are the ones this file describes.
+    # Other suites may add roots; these fifteen are the ones this file describes.
     assert set(TEXT_FACTS) <= set(IDS), set(TEXT_FACTS) - set(IDS)
 
 
@@ -126,6 +129,8 @@ def test_nfd_lines_are_feature_file_lines(rmcp, root):
     ("rx6600-gfx1032", ["rmcp.gpu1.gfx_target=gfx1032", "rmcp.gpu1.effective_gfx_target=gfx1030",
                         "rmcp.gfx_target=gfx1030", "rmcp.rocm_version=6.0.2"], []),
     ("laptop-780m-gfx1103", ["rmcp.gpu1.integrated=true"], []),
+    ("rx6600xt-override-malformed", ["rmcp.gpu1.gfx_target=gfx1032"], ["rmcp.gpu1.effective_gfx_target=",
+                                                                        "rmcp.gfx_target="]),
     ("container-hidden-gpu", ["rmcp.gpu_count=1", "rmcp.gpu1.gfx_target=gfx1100"], ["rmcp.gpu2."]),
     ("kfd-no-access", ["rmcp.kfd_accessible=false", "rmcp.amdgpu_loaded=true"], []),
     ("no-amdgpu", ["rmcp.gpu_count=0", "rmcp.amdgpu_loaded=false"], ["rmcp.gfx_target="]),
