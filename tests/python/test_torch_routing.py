@@ -28,8 +28,12 @@ def clean_state(monkeypatch):
     load_ops()
     monkeypatch.delenv("RMCP_FAULT_MAP", raising=False)
     monkeypatch.setenv("XDG_CONFIG_HOME", "/nonexistent-rmcp-test")
+    # Each test starts with no start method chosen, whatever other tests in the session did.
+    chosen = multiprocessing.get_start_method(allow_none=True)
+    multiprocessing.set_start_method(None, force=True)
     yield
     rt.disable()
+    multiprocessing.set_start_method(chosen, force=True)
     assert F.conv2d is NATIVE_CONV2D and F.conv1d is NATIVE_CONV1D
 
 
@@ -184,13 +188,10 @@ def test_disable_restores_everything(monkeypatch):
 
 def test_start_method_set_by_the_user_is_left_alone():
     multiprocessing.set_start_method("fork", force=True)
-    try:
-        rt.enable(profile=None, policy="never")
-        assert multiprocessing.get_start_method() == "fork"
-        rt.disable()
-        assert multiprocessing.get_start_method() == "fork"
-    finally:
-        multiprocessing.set_start_method(None, force=True)
+    rt.enable(profile=None, policy="never")
+    assert multiprocessing.get_start_method() == "fork"
+    rt.disable()
+    assert multiprocessing.get_start_method() == "fork"
 
 
 def test_dataloaders_with_workers_get_a_spawn_context():
