@@ -202,6 +202,8 @@ def test_dataloaders_with_workers_get_a_spawn_context():
     forked = torch.utils.data.DataLoader(data, num_workers=1, multiprocessing_context="fork")
     assert forked.multiprocessing_context.get_start_method() == "fork"  # an explicit choice stays
     assert torch.utils.data.DataLoader(data, 4, False, None, None, 2).multiprocessing_context is not None
+    positional_none = torch.utils.data.DataLoader(data, 4, False, None, None, 2, None, False, False, 0, None, None)
+    assert positional_none.multiprocessing_context.get_start_method() == "spawn"
 
 
 def fake_rmcp(tmp_path, script_body):

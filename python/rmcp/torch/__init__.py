@@ -141,8 +141,9 @@ def _make_router(op, native):
     def routed(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
         # Anything unusual (a non-tensor argument, a tensor subclass with __torch_function__,
         # a wrong rank) goes to torch, which knows how to handle or reject it.
-        if (isinstance(input, tensor) and isinstance(weight, tensor) and weight.dim() == dims + 2
-                and not has_torch_function((input, weight)) and _route_to_rmcp(op, input, weight, stride, padding, dilation, groups)):
+        plain = (isinstance(input, tensor) and isinstance(weight, tensor) and weight.dim() == dims + 2
+                 and not has_torch_function((input, weight)))
+        if plain and _route_to_rmcp(op, input, weight, stride, padding, dilation, groups):
             _state.counts[op]["rmcp"] += 1
             return conv(input, weight, bias, stride, padding, dilation, groups)
         _state.counts[op]["native"] += 1
@@ -158,13 +159,15 @@ def _spawn_dataloader_init(original):
     @functools.wraps(original)
     def __init__(self, *args, **kwargs):
         try:
-            arguments = signature.bind(self, *args, **kwargs).arguments
+            bound = signature.bind(self, *args, **kwargs)
         except TypeError:
             return original(self, *args, **kwargs)  # let DataLoader report the bad call
+        arguments = bound.arguments
         if arguments.get("num_workers", 0) > 0 and arguments.get("multiprocessing_context") is None:
             # fork after the GPU runtime started fails ("Cannot re-initialize CUDA in forked
             # subprocess"); spawn starts clean workers (FACTS.md, workarounds).
-            kwargs["multiprocessing_context"] = "spawn"
+            arguments["multiprocessing_context"] = "spawn"
+            return original(*bound.args, **bound.kwargs)
         return original(self, *args, **kwargs)
 
     __init__.__rmcp_native__ = original
