@@ -6,6 +6,8 @@ import multiprocessing
 import os
 import pathlib
 import stat
+import subprocess
+import sys
 
 import pytest
 import torch
@@ -296,3 +298,28 @@ def test_profile_from_the_real_rmcp_env(monkeypatch):
     assert torch.backends.cudnn.enabled is False
     rt.disable()
     assert "RMCP_DISABLE_MIOPEN" not in os.environ and torch.backends.cudnn.enabled is True
+
+
+def test_enable_before_torch_is_imported():
+    """`import rmcp.torch` does not import torch, so enable() sets the environment first."""
+    script = (
+        "import os, sys\n"
+        "import rmcp.torch as rt\n"
+        "assert 'torch' not in sys.modules\n"
+        "seen = {}\n"
+        "class Probe:\n"  # records the environment at the moment torch is imported
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'torch' and not seen:\n"
+        "            seen['HSA_OVERRIDE_GFX_VERSION'] = os.environ.get('HSA_OVERRIDE_GFX_VERSION')\n"
+        "        return None\n"
+        "sys.meta_path.insert(0, Probe())\n"
+        "rt.enable(profile={'HSA_OVERRIDE_GFX_VERSION': '10.3.0'}, policy='always')\n"
+        "import torch\n"
+        "assert seen == {'HSA_OVERRIDE_GFX_VERSION': '10.3.0'}, seen\n"
+        "torch.nn.Conv2d(2, 3, 3)(torch.randn(1, 2, 6, 6))\n"
+        "assert rt.stats()['rmcp'] == 1\n"
+        "print('ok')\n")
+    env = {k: v for k, v in os.environ.items() if k != "HSA_OVERRIDE_GFX_VERSION"}
+    env["PYTHONPATH"] = str(REPO / "python")
+    proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-2000:]
