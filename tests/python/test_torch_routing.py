@@ -112,6 +112,15 @@ def test_map_from_file_and_environment(tmp_path, monkeypatch):
     assert rt.stats()["fault_map"] == str(path)
 
 
+def test_map_named_by_the_profile(tmp_path):
+    """A probed profile sets RMCP_FAULT_MAP; enable() reads the map the profile names."""
+    path = tmp_path / "probed.faultmap.json"
+    path.write_text(json.dumps({**fault_map(fault()), "device": "AMD Radeon RX 6700 XT", "gfx_target": "gfx1030"}))
+    rt.enable(profile={"RMCP_FAULT_MAP": str(path), "MIOPEN_DEBUG_CONV_GEMM": "0"}, devices=("cpu",))
+    TwoConvs()(torch.randn(1, 3, 12, 12))
+    assert rt.stats()["conv2d"] == {"rmcp": 1, "native": 1}
+
+
 def test_policies_always_and_never():
     model = TwoConvs()
     rt.enable(profile=None, policy="never")
@@ -147,6 +156,8 @@ def test_map_matching_rule():
     assert entries.match(call_key("conv1d", (4, 19, 400), (32, 19, 7), torch.float16, (1,), 3, [1], 1))
     assert not entries.match(call_key("conv1d", (4, 19, 400), (32, 19, 7), torch.float32, 1, 3, 1, 1))
     assert entries.match(call_key("conv2d", (2, 4, 50, 9), (4, 1, 3, 3), torch.bfloat16, 2, 0, 1, 4))
+    batch_free = FaultMap.load(fault_map(fault(input=(3, 12, 12))))  # an input given without its batch
+    assert batch_free.match(call_key("conv2d", (7, 3, 12, 12), (8, 3, 3, 3), torch.float32, 1, 1, 1, 1))
     assert not entries.match(call_key("conv2d", (2, 4, 50, 9), (4, 1, 3, 3), torch.bfloat16, 2, 0, 1, 2))
 
 
@@ -155,6 +166,7 @@ def test_map_matching_rule():
     ({"faults": {}}, "faults"),
     ({"schema_version": 1, "faults": [{"op": "conv3d"}]}, r"faults\[0\]"),
     ({"schema_version": 1, "faults": [{"op": "conv2d", "weight": [1, 2, 3]}]}, "not a conv2d weight"),
+    ({"schema_version": 1, "faults": [{"op": "conv1d", "input": [1, 2, 3, 4, 5]}]}, "not a 1-d convolution input"),
 ])
 def test_malformed_fault_maps_are_refused(document, message):
     with pytest.raises(FaultMapError, match=message):

@@ -245,11 +245,11 @@ def _apply_environment(changes):
             os.environ[name] = value
 
 
-def _default_fault_map_path():
-    explicit = os.environ.get("RMCP_FAULT_MAP")
+def _default_fault_map_path(environ):
+    explicit = environ.get("RMCP_FAULT_MAP")
     if explicit:
         return explicit
-    config = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    config = environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
     path = os.path.join(config, "rmcp", "fault-map.json")
     return path if os.path.exists(path) else None
 
@@ -271,13 +271,15 @@ def enable(profile="auto", fault_map=None, policy="map", *, devices=("cuda",), w
     """
     if policy not in POLICIES:
         raise ValueError(f"rmcp.torch.enable: policy must be one of {POLICIES}, got {policy!r}")
+    changes = _profile_environment(profile)
     if fault_map is None and policy == "map":
-        fault_map = _default_fault_map_path()
+        # A probed profile names its fault map in RMCP_FAULT_MAP (docs/probe.md).
+        fault_map = _default_fault_map_path({**os.environ, **{k: v for k, v in changes.items() if v is not None}})
     loaded_map = FaultMap.load(fault_map)  # fails before anything is changed
     if _state.enabled:
         disable()
 
-    _apply_environment(_profile_environment(profile))
+    _apply_environment(changes)
 
     import multiprocessing
 

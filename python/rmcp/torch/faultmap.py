@@ -143,11 +143,23 @@ class FaultMap:
                 "padding": self._padding(fault, weight, dil or (1,) * dims, dims),
                 "dilation": dil,
                 "groups": int(fault["groups"]) if "groups" in fault else None,
-                "features": tuple(int(s) for s in fault["input"])[1:] if "input" in fault else None,
+                "features": self._features(fault, dims),
             }
         except (TypeError, ValueError, KeyError) as error:
             raise FaultMapError(f"{where}: {error}") from error
         return (op, dtype, weight), (fields, fault)
+
+    @staticmethod
+    def _features(fault, dims):
+        """The input's sizes after the batch dimension (the probe writes [N, C, *spatial])."""
+        if "input" not in fault:
+            return None
+        shape = tuple(int(s) for s in fault["input"])
+        if len(shape) == dims + 2:
+            return shape[1:]
+        if len(shape) == dims + 1:
+            return shape  # already without the batch
+        raise FaultMapError(f"input {list(shape)} is not a {dims}-d convolution input")
 
     @staticmethod
     def _padding(fault, weight, dilation, dims):
