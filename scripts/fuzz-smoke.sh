@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (the `fuzz` preset: Debian's clang++-14, ASan+UBSan) and runs
+# each for a few seconds from its seed corpus tests/fuzz/corpus/<name>/ (fuzz_<name>).
+#
+#   scripts/fuzz-smoke.sh                 every target, 10 s each
+#   scripts/fuzz-smoke.sh -t 60 amdgpu_ids kfd_properties   longer, only these
+#   RMCP_FUZZ_BUILD_DIR=build-me scripts/fuzz-smoke.sh   build elsewhere than build-fuzz/
+#   RMCP_FUZZ_JUNIT=report.xml scripts/fuzz-smoke.sh     also write a JUnit report
+#
+# New inputs libFuzzer finds go to a scratch directory, never into the committed corpus. A
+# crash leaves its reproducer under $BUILD/fuzz-artifacts/ and fails the run (exit 1);
+# reproduce with `$BUILD/tests/fuzz/fuzz_<name> $BUILD/fuzz-artifacts/<name>/crash-...`.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+SECONDS_EACH=10
+while getopts "t:" opt; do
+  case $opt in
+    t) SECONDS_EACH=$OPTARG ;;
+    *) echo "usage: $0 [-t SECONDS] [NAME...]" >&2; exit 2 ;;
+  esac
+done
+shift $((OPTIND - 1))
+BUILD="${RMCP_FUZZ_BUILD_DIR:-build-fuzz}"
+
+if ! command -v clang++-14 >/dev/null; then
+  echo "fuzz-smoke: clang++-14 is missing (apt-get install clang-14 libclang-rt-14-dev)" >&2
+  exit 3
+fi
+echo "fuzz-smoke: building fuzz targets in $BUILD" >&2
+cmake --preset fuzz -B "$BUILD" >/dev/null || { echo "fuzz-smoke: configure failed" >&2; exit 3; }
+cmake --build "$BUILD" --target fuzz_all -j"$(nproc)" >&2 || { echo "fuzz-smoke: build failed" >&2; exit 3; }
+
+names=("$@")
+if ((${#names[@]} == 0)); then
+  for bin in "$BUILD"/tests/fuzz/fuzz_*; do
+    [[ -x $bin && -f $bin ]] && names+=("$(basename "$bin" | sed 's/^fuzz_//')")
+  done
+fi
+
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+failed=0
+cases=""
+for name in "${names[@]}"; do
+  bin="$BUILD/tests/fuzz/fuzz_$name"
+  [[ -x $bin ]] || { echo "fuzz-smoke: no target fuzz_$name" >&2; exit 2; }
+  seeds="tests/fuzz/corpus/$name"
+  mkdir -p "$scratch/$name" "$BUILD/fuzz-artifacts/$name"
+  corpora=("$scratch/$name")
+  [[ -d $seeds ]] && corpora+=("$seeds")
+  log="$scratch/$name.log"
+  start=$(date +%s)
+  if "$bin" -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+       -artifact_prefix="$BUILD/fuzz-artifacts/$name/" "${corpora[@]}" >"$log" 2>&1; then
+    runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$')
+    echo "fuzz-smoke: $name ok (${runs:-?} runs in ${SECONDS_EACH}s)" >&2
+    cases+="<testcase classname=\"fuzz\" name=\"$name\" time=\"$(( $(date +%s) - start ))\"/>"
+  else
+    failed=1
+    echo "fuzz-smoke: $name FAILED; log tail:" >&2
+    tail -40 "$log" >&2
+    msg=$(grep -m1 -E 'ERROR|runtime error|deadly signal' "$log" | sed 's/[<>&"]/_/g')
+    cases+="<testcase classname=\"fuzz\" name=\"$name\"><failure message=\"${msg:-crash}\"/></testcase>"
+  fi
+done
+
+if [[ -n ${RMCP_FUZZ_JUNIT:-} ]]; then
+  printf '<?xml version="1.0" encoding="UTF-8"?>\n<testsuite name="fuzz-smoke">%s</testsuite>\n' "$cases" \
+    > "$RMCP_FUZZ_JUNIT"
+fi
+exit $failed
