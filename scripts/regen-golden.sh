@@ -18,9 +18,16 @@ RMCP="${RMCP_BUILD_DIR:-build}/rmcp"
 # Each kind: golden_<kind> ROOT > tests/golden/<fixture>/<file>. Exit codes other than the
 # ones a kind expects are errors (a golden must never capture a crash).
 golden_detect() { NO_COLOR=1 "$RMCP" detect --root "$1" --format json; }
+# doctor exits 1 when it finds something critical: that is output, not failure. The shipped
+# kb/ of this checkout is used (RMCP_DATA_DIR), not whatever the binary was built against.
+golden_doctor() {
+  local rc=0
+  NO_COLOR=1 RMCP_DATA_DIR="$PWD" "$RMCP" doctor --root "$1" --format json --fail-on critical || rc=$?
+  ((rc <= 1)) || return "$rc"
+}
 
-KINDS=(detect)
-declare -A FILE_OF=([detect]=detect.json)
+KINDS=(detect doctor)
+declare -A FILE_OF=([detect]=detect.json [doctor]=doctor.json)
 
 fixtures=("$@")
 if ((${#fixtures[@]} == 0)); then
