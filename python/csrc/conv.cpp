@@ -4,8 +4,8 @@
 // Why: on several consumer AMD GPUs the vendor convolution kernels (MIOpen solvers) fault
 // and kill the process (MIOpen issue 3540; SPEC.md "rmcp.torch"). This operator never calls
 // at::convolution, MIOpen or cuDNN, in the forward nor in the backward pass: the backward
-// of the GEMM path is written out below with im2col/col2im/matmul, and the depthwise path
-// is differentiated by autograd through elementwise ATen operations.
+// of the GEMM path is written out below with im2col (a strided copy), col2im and matmul,
+// and that of the depthwise path with strided slices, addcmul and sums.
 //
 // Memory: the GEMM path processes the batch (and, when one sample is too big, bands of
 // output rows) in chunks so that its workspace (im2col columns, their gradient, the GEMM
