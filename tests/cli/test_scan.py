@@ -212,9 +212,12 @@ def test_coverage_against_detected_gpus(rmcp, tmp_path, hip_build):
     assert not c["covered"] and c["nearest"] is None and c["override"] is None  # RDNA1 ≠ RDNA2
     c = rows[("gfx1100", "rocblas")]
     assert not c["covered"] and c["override"] is None
-    # With the override in effect the same GPU is covered under its effective target.
-    doc = scan_json(rmcp, "--root", root, env={"HOME": "/nonexistent", "HSA_OVERRIDE_GFX_VERSION": "10.3.0"})
+    # With the override in effect the same GPU is covered under its effective target
+    # (detect reads the environment through the Root: /proc/self/environ).
+    write(root / "proc/self/environ", b"HSA_OVERRIDE_GFX_VERSION_1=10.3.0\0")
+    doc = scan_json(rmcp, "--root", root, env={"HOME": "/nonexistent"})
     rows = {(c["node"], c["library"]): c for c in doc["libraries"]["coverage"]}
     assert rows[(1, "rocblas_tensile")]["covered"] and rows[(1, "rocblas_tensile")]["effective_target"] == "gfx1030"
+    (root / "proc/self/environ").unlink()
     text = rmcp("scan", "--root", root, env={"HOME": "/nonexistent"}, check=0).stdout.decode()
     assert "HSA_OVERRIDE_GFX_VERSION=10.3.0" in text and "no override is safe" in text
