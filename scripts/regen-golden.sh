@@ -8,7 +8,7 @@
 #   RMCP_BUILD_DIR=build-x scripts/regen-golden.sh   use another build
 #
 # To add a golden kind (doctor, plan, ...): write a golden_<kind> function below that
-# prints the output for the fixture root in $1, and add <kind> to KINDS. The CLI tests
+# prints the output for the fixture root in $1, and add <kind> to the default kinds below. The CLI tests
 # compare tests/golden/<fixture>/<kind>.json (or whatever name the function's caller writes).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,7 +26,8 @@ golden_doctor() {
   ((rc <= 1)) || return "$rc"
 }
 
-KINDS=(detect doctor)
+# RMCP_GOLDEN_KINDS="detect" regenerates only some kinds.
+read -r -a KINDS <<< "${RMCP_GOLDEN_KINDS:-detect doctor}"
 declare -A FILE_OF=([detect]=detect.json [doctor]=doctor.json)
 
 fixtures=("$@")
