@@ -48,6 +48,7 @@ void add_detect_command(CLI::App& app, Context& ctx, Action& action);
 void add_snapshot_command(CLI::App& app, Context& ctx, Action& action);
 void add_doctor_command(CLI::App& app, Context& ctx, Action& action);
 void add_scan_command(CLI::App& app, Context& ctx, Action& action);
+void add_probe_command(CLI::App& app, Context& ctx, Action& action);
 
 // Prints an error in the one message shape and returns its exit code.
 int fail(Context& ctx, const Error& error);

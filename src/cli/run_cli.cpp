@@ -51,6 +51,7 @@ int run(int argc, char** argv) {
     add_snapshot_command(app, ctx, action);
     add_doctor_command(app, ctx, action);
     add_scan_command(app, ctx, action);
+    add_probe_command(app, ctx, action);
 
     std::vector<std::string> help_topic;
     auto* help = app.add_subcommand("help", "Show help for rmcp or one command");
