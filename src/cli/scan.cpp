@@ -114,7 +114,7 @@ void add_scan_command(CLI::App& app, Context& ctx, Action& action) {
                     ctx.diag.warning(fmt::format("scanning {} at offset {}: {}", f.path, w.offset, w.message));
             if (*format == OutputFormat::json) fmt::print("{}\n", scan::scan_report_json(report).dump(2));
             else print_report_text(report, installations, ctx.options.verbose, ctx.style());
-            for (const auto& p : report.problems) ctx.diag.error(Error{"scanning", "", p, ExitCode::usage});
+            for (const auto& p : report.problems) ctx.diag.error(Error{"scanning", p, "", ExitCode::usage});
             return report.problems.empty() || installations ? 0 : static_cast<int>(ExitCode::usage);
         };
     });

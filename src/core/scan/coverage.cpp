@@ -90,7 +90,8 @@ public:
                                                 [&](std::string_view p) { return name.starts_with(p); }))
                 continue;
             const std::string path = dir + "/" + name;
-            if (m_root.is_dir(path)) continue;
+            // Dangling links are normal in packaged trees (Debian's torch/lib has some).
+            if (m_root.is_dir(path) || !m_root.exists(path)) continue;
             add(libs, library_name(name), path);
         }
     }
