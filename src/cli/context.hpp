@@ -46,6 +46,7 @@ using Action = std::function<int()>;
 
 void add_detect_command(CLI::App& app, Context& ctx, Action& action);
 void add_snapshot_command(CLI::App& app, Context& ctx, Action& action);
+void add_run_command(CLI::App& app, Context& ctx, Action& action);
 void add_doctor_command(CLI::App& app, Context& ctx, Action& action);
 void add_scan_command(CLI::App& app, Context& ctx, Action& action);
 void add_probe_command(CLI::App& app, Context& ctx, Action& action);

@@ -1,0 +1,202 @@
+// `rmcp run [options] -- CMD ARGS...`: the supervisor (SPEC.md "The supervisor",
+// docs/run.md). Parses, builds the attempt plan, calls run::supervise, writes the report.
+#include "context.hpp"
+
+#include "detect/detect.hpp"
+#include "facts/facts_json.hpp"
+#include "patch/profile.hpp"
+#include "run/kb_watcher.hpp"
+#include "run/kernel_log.hpp"
+#include "run/plan.hpp"
+#include "run/report.hpp"
+#include "run/supervisor.hpp"
+#include "util/atomic_file.hpp"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <filesystem>
+#include <optional>
+#include <system_error>
+#include <unistd.h>
+
+extern char** environ;
+
+namespace rmcp::cli {
+
+namespace {
+
+struct RunArgs {
+    std::string profile;
+    unsigned retries = 0;
+    std::string fallback = "none";
+    std::string log;
+    std::string report;
+    double stall_timeout = 0;
+    double kill_grace = 5;
+    bool pty = false;
+    bool trace_alloc = false;
+    std::vector<std::string> command;  // after --
+};
+
+std::map<std::string, std::string> process_env() {
+    std::map<std::string, std::string> env;
+    for (char** e = environ; e && *e; ++e) {
+        const std::string_view entry(*e);
+        const auto eq = entry.find('=');
+        if (eq != std::string_view::npos) env.emplace(entry.substr(0, eq), entry.substr(eq + 1));
+    }
+    return env;
+}
+
+// The user's profile.env (written by env patches); a missing file is no changes.
+Result<std::map<std::string, std::string>> read_user_env(const Root& root) {
+    const std::string path = patch::user_env_file_path(process_env());
+    auto text = root.read_file(path);
+    if (!text) {
+        if (text.error().os_error == ENOENT) return std::map<std::string, std::string>{};
+        return text.error();
+    }
+    return patch::parse_env_file(*text, path);
+}
+
+// librmcp_preload.so: $RMCP_PRELOAD_LIB, else next to the rmcp binary (the build tree
+// puts both in build/), else ../lib/rmcp/ for an installed layout.
+Result<std::string> find_preload_library() {
+    if (const char* env = std::getenv("RMCP_PRELOAD_LIB"); env && *env) {
+        if (::access(env, R_OK) == 0) return std::string(env);
+        return Error{"finding allocation tracer", env, std::strerror(errno), ExitCode::environment};
+    }
+    std::error_code ec;
+    const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+    if (!ec)
+        for (const auto& candidate : {exe.parent_path() / "librmcp_preload.so",
+                                      exe.parent_path().parent_path() / "lib" / "rmcp" / "librmcp_preload.so"})
+            if (::access(candidate.c_str(), R_OK) == 0) return candidate.string();
+    return Error{"finding allocation tracer", "librmcp_preload.so",
+                 "not next to the rmcp binary nor in ../lib/rmcp (set RMCP_PRELOAD_LIB)", ExitCode::environment};
+}
+
+Status write_report(const std::string& path, const nlohmann::json& report) {
+    std::error_code ec;
+    const auto parent = std::filesystem::path(path).parent_path();
+    if (!parent.empty()) std::filesystem::create_directories(parent, ec);
+    if (ec) return Error{"creating directory for incident report", parent.string(), ec.message()};
+    // Output lines are raw bytes: replace what is not UTF-8 rather than fail.
+    return write_file_atomic(path, report.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+}
+
+int run_command(Context& ctx, const RunArgs& args, const std::vector<std::string>& command) {
+    if (command.empty())
+        return fail(ctx, Error{"parsing arguments", "", "rmcp run needs a command: rmcp run [OPTIONS] -- CMD ARGS...",
+                               ExitCode::usage});
+    if (args.stall_timeout < 0 || args.kill_grace < 0)
+        return fail(ctx, Error{"parsing arguments", "", "--stall-timeout and --kill-grace take seconds >= 0",
+                               ExitCode::usage});
+    auto root = ctx.open_root();
+    if (!root) return fail(ctx, root.error());
+    auto user_env = read_user_env(*root);
+    if (!user_env) return fail(ctx, user_env.error());
+
+    // Profiles and facts only when asked for: `rmcp run -- CMD` starts in a few ms
+    // (docs/PERFORMANCE.md, "rmcp run").
+    std::optional<Facts> facts;
+    run::RunOptions options;
+    if (args.profile.empty() && args.retries == 0) {
+        options.plan.push_back(run::plain_rung(*user_env));
+    } else {
+        auto profiles = patch::load_profiles(ctx.data_dir() / "profiles");
+        if (!profiles) return fail(ctx, profiles.error());
+        facts = detect(*root);
+        run::PlanRequest request;
+        const auto ladder = profiles->ladder();
+        if (ladder.empty())
+            return fail(ctx, Error{"choosing profile", (ctx.data_dir() / "profiles").string(), "no profiles defined",
+                                   ExitCode::usage});
+        request.start = args.profile.empty() ? ladder.front()->name : args.profile;
+        request.retries = args.retries;
+        request.fallback = args.fallback == "cpu" ? run::Fallback::cpu : run::Fallback::none;
+        request.gpu_targets = patch::gpu_targets(*facts);
+        request.user_env = *user_env;
+        auto plan = run::make_plan(*profiles, request);
+        if (!plan) return fail(ctx, plan.error());
+        options.plan = std::move(*plan);
+    }
+    if (args.trace_alloc) {
+        auto lib = find_preload_library();
+        if (!lib) return fail(ctx, lib.error());
+        options.preload_library = *lib;
+    }
+    options.argv = command;
+    options.terminal = args.pty ? run::Terminal::pty : run::Terminal::pipes;
+    options.log_path = args.log;
+    options.stall_timeout_s = args.stall_timeout;
+    options.kill_grace_s = args.kill_grace;
+    options.watcher = run::kb_watcher_factory(ctx.kb_dir());
+
+    const run::RunResult result = run::supervise(options, ctx.diag);
+    if (result.attempts.back().end == run::AttemptEnd::not_started) return result.exit_code;
+
+    if (result.incident() || !args.report.empty()) {
+        run::ReportInputs inputs;
+        inputs.command = command;
+        inputs.requested_profile = args.profile;
+        inputs.log_path = args.log;
+        if (!facts) facts = detect(*root);
+        inputs.facts = facts_to_json(*facts);
+        inputs.kernel_log = run::read_kernel_log_since(result.started);
+        const std::string path = args.report.empty() ? run::default_report_path(result.started) : args.report;
+        for (const auto& line : run::summary_lines(result)) ctx.diag.note(line);
+        if (auto written = write_report(path, run::incident_report(result, inputs)); !written)
+            ctx.diag.error(written.error());
+        else if (result.incident())
+            ctx.diag.note(fmt::format("incident report: {}", path));
+    }
+    return result.exit_code;
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& app, Context& ctx, Action& action) {
+    auto args_ptr = std::make_shared<RunArgs>();
+    RunArgs& args = *args_ptr;
+    auto* cmd = app.add_subcommand("run", "Run a command under supervision: relay, classify crashes, retry, report");
+    cmd->add_option("--profile", args.profile, "Start under this profile (a name from profiles/, or auto)")
+        ->type_name("NAME|auto");
+    cmd->add_option("--retries", args.retries, "Restart up to N times, one rung stricter, after a recognised GPU failure")
+        ->type_name("N");
+    cmd->add_option("--fallback", args.fallback, "cpu: the last attempt hides the GPU (needs --retries >= 1)")
+        ->check(CLI::IsMember({"none", "cpu"}))
+        ->type_name("cpu");
+    cmd->add_option("--log", args.log, "Append the child's stdout and stderr (raw bytes) to FILE")->type_name("FILE");
+    cmd->add_option("--report", args.report,
+                    "Write the JSON report here, always (default: only on an incident, under "
+                    "$XDG_STATE_HOME/rmcp/incidents/)")
+        ->type_name("FILE");
+    cmd->add_option("--stall-timeout", args.stall_timeout,
+                    "Seconds without output after which the run is a suspected GPU hang and is stopped (0: never)")
+        ->type_name("S");
+    cmd->add_option("--kill-grace", args.kill_grace, "Seconds between SIGTERM and SIGKILL when stopping a stalled run")
+        ->type_name("S");
+    cmd->add_flag("--pty", args.pty, "Give the child pseudo-terminals for stdout and stderr (progress bars)");
+    cmd->add_flag("--trace-alloc", args.trace_alloc,
+                  "Preload librmcp_preload.so (RMCP_ALLOC=trace) and put its summary in the report");
+    cmd->footer("Everything after -- is the command, run without a shell. Exit status: the command's, 128+N when\n"
+                "it died of signal N; 127/126 when it cannot be started. See docs/run.md.");
+    // Options stop at the command: `rmcp run python -u train.py` leaves -u to python.
+    cmd->prefix_command();
+    cmd->add_option("command", args.command, "The command and its arguments")->type_name("CMD ARGS...");
+    cmd->callback([&ctx, &action, cmd, args_ptr] {
+        action = [&ctx, cmd, args_ptr] {
+            std::vector<std::string> command = args_ptr->command;
+            // CLI11 keeps the "--" separator among the remaining arguments; it is not the command's.
+            auto rest = cmd->remaining();
+            if (!rest.empty() && rest.front() == "--") rest.erase(rest.begin());
+            for (auto& extra : rest) command.push_back(std::move(extra));
+            return run_command(ctx, *args_ptr, command);
+        };
+    });
+}
+
+}  // namespace rmcp::cli

@@ -1,0 +1,79 @@
+#include "run/plan.hpp"
+
+#include <fmt/format.h>
+
+namespace rmcp::run {
+
+namespace {
+
+Error plan_error(std::string_view name, std::string cause) {
+    return Error{"choosing profile", std::string(name), std::move(cause), ExitCode::usage};
+}
+
+}  // namespace
+
+Rung plain_rung(const std::map<std::string, std::string>& user_env) {
+    Rung rung;
+    for (const auto& [name, value] : user_env) rung.env.push_back({name, value});
+    return rung;
+}
+
+Rung rung_from(const patch::ProfileEnv& profile, const std::map<std::string, std::string>& user_env) {
+    Rung rung = plain_rung(user_env);
+    rung.profile = profile.name;
+    rung.hide_gpu = profile.hide_gpu;
+    // The same order as patch::apply_profile_env: unset first, then set.
+    for (const auto& name : profile.unset) rung.env.push_back({name, std::nullopt});
+    for (const auto& [name, value] : profile.set) rung.env.push_back({name, value});
+    return rung;
+}
+
+Result<std::string> auto_profile(const patch::ProfileSet& set, const std::vector<std::string>& gpu_targets) {
+    const auto ladder = set.ladder();
+    if (ladder.empty()) return plan_error("auto", "no profiles are defined");
+    const patch::Profile* bottom = ladder.front();
+    const patch::Profile* above = set.next_stricter(bottom->name, gpu_targets);
+    if (above && !above->gfx_override.empty() && patch::ProfileSet::override_applies(*above, gpu_targets))
+        return above->name;
+    return bottom->name;
+}
+
+Result<std::vector<Rung>> make_plan(const patch::ProfileSet& set, const PlanRequest& request) {
+    std::string start = request.start;
+    if (start == "auto") {
+        auto chosen = auto_profile(set, request.gpu_targets);
+        if (!chosen) return chosen.error();
+        start = *chosen;
+    }
+    if (!set.find(start)) {
+        std::string names;
+        for (const auto* p : set.ladder()) names += (names.empty() ? "" : ", ") + p->name;
+        return plan_error(start, fmt::format("no such profile (known: {}, auto)", names));
+    }
+    const std::size_t attempts = std::size_t{request.retries} + 1;
+    std::vector<std::string> climb{start};
+    for (const patch::Profile* p = set.next_stricter(start, request.gpu_targets); p && climb.size() < attempts;
+         p = set.next_stricter(p->name, request.gpu_targets)) {
+        if (p->hide_gpu) continue;  // the CPU rung is --fallback cpu's to add
+        climb.push_back(p->name);
+    }
+    if (request.fallback == Fallback::cpu && request.retries > 0) {
+        const patch::Profile* cpu = nullptr;
+        for (const auto* p : set.ladder())
+            if (p->hide_gpu) cpu = p;
+        if (!cpu) return plan_error("--fallback cpu", "no profile hides the GPU (hide_gpu = true)");
+        if (climb.back() != cpu->name) {
+            if (climb.size() == attempts) climb.back() = cpu->name;
+            else climb.push_back(cpu->name);
+        }
+    }
+    std::vector<Rung> plan;
+    for (const auto& name : climb) {
+        auto env = set.resolve(name, request.gpu_targets);
+        if (!env) return env.error();
+        plan.push_back(rung_from(*env, request.user_env));
+    }
+    return plan;
+}
+
+}  // namespace rmcp::run

@@ -1,0 +1,40 @@
+// Which profile each attempt of `rmcp run` runs under: the escalation ladder
+// (profiles/, patch/profile.hpp) climbed from the starting profile, one rung per retry.
+#pragma once
+
+#include "patch/profile.hpp"
+#include "run/supervisor.hpp"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace rmcp::run {
+
+enum class Fallback { none, cpu };
+
+struct PlanRequest {
+    std::string start;                          // a profile name, or "auto"
+    unsigned retries = 0;
+    Fallback fallback = Fallback::none;
+    std::vector<std::string> gpu_targets;       // physical gfx targets (patch::gpu_targets)
+    std::map<std::string, std::string> user_env;  // the user's profile.env, applied first
+};
+
+// The rung "auto" starts from: the bottom of the ladder, or the rung above it when that
+// one is an ISA-family override that applies to every GPU here. The override is the
+// machine-specific fix; every rung above it costs speed and has to be earned by a failure.
+Result<std::string> auto_profile(const patch::ProfileSet& set, const std::vector<std::string>& gpu_targets);
+
+// attempt 1 under `start`, each retry one rung stricter (rungs that change nothing here are
+// skipped; the GPU-hiding rung only with Fallback::cpu), never more than retries+1 attempts.
+// With Fallback::cpu and at least one retry, the last attempt hides the GPU: it replaces
+// the last rung when the ladder is tall enough, or follows the top rung otherwise.
+Result<std::vector<Rung>> make_plan(const patch::ProfileSet& set, const PlanRequest& request);
+
+// A rung from a resolved profile: the user's env first, then the profile's unsets and sets.
+Rung rung_from(const patch::ProfileEnv& profile, const std::map<std::string, std::string>& user_env);
+// No profile at all: the user's environment (and profile.env) as they are.
+Rung plain_rung(const std::map<std::string, std::string>& user_env);
+
+}  // namespace rmcp::run

@@ -1,0 +1,153 @@
+#include "run/report.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <unistd.h>
+
+namespace rmcp::run {
+
+namespace {
+
+using nlohmann::json;
+
+std::string classify(const RunResult& result) {
+    const Attempt& last = result.attempts.back();
+    if (last.end == AttemptEnd::not_started) return "not-started";
+    if (last.forwarded_signal != 0 || last.killed_after_interrupt) return "interrupted";
+    if (last.stalled) return "stall";
+    if (last.gpu_failure) return "gpu-failure";
+    if (last.shell_code() != 0) return "failure";
+    return result.incident() ? "recovered" : "success";
+}
+
+json attempt_json(const Attempt& a) {
+    json env = json::object();
+    for (const auto& change : a.rung.env) env[change.name] = change.value ? json(*change.value) : json(nullptr);
+    json exit = json::object();
+    if (a.end == AttemptEnd::signaled) {
+        exit["signal"] = a.exit_status;
+        exit["signal_name"] = signal_name(a.exit_status);
+        exit["core_dumped"] = a.core_dumped;
+    } else if (a.end == AttemptEnd::exited) {
+        exit["code"] = a.exit_status;
+    } else {
+        exit["not_started"] = a.error;
+    }
+    json matches = json::array();
+    for (const auto& m : a.matches)
+        matches.push_back({{"id", m.first.entry_id},
+                           {"category", m.first.category},
+                           {"title", m.first.title},
+                           {"severity", m.first.severity},
+                           {"gpu_failure", is_gpu_failure_category(m.first.category)},
+                           {"stream", stream_name(m.first.stream)},
+                           {"offset", m.first.end_offset},
+                           {"line", m.first.line},
+                           {"count", m.count}});
+    json out = {{"number", a.number},
+                {"profile", a.rung.profile.empty() ? json(nullptr) : json(a.rung.profile)},
+                {"hide_gpu", a.rung.hide_gpu},
+                {"env", env},
+                {"started_at", iso_time(a.started)},
+                {"duration_s", a.duration_s},
+                {"pid", a.pid},
+                {"exit", exit},
+                {"exit_code", a.shell_code()},
+                {"stalled", a.stalled},
+                {"interrupted_by", a.forwarded_signal ? json(signal_name(a.forwarded_signal)) : json(nullptr)},
+                {"killed_after_interrupt", a.killed_after_interrupt},
+                {"bytes", {{"stdout", a.bytes_out}, {"stderr", a.bytes_err}}},
+                {"gpu_failure", a.gpu_failure},
+                {"matches", matches},
+                {"excerpt", a.excerpt}};
+    if (a.allocations) out["allocations"] = *a.allocations;
+    return out;
+}
+
+}  // namespace
+
+std::string signal_name(int sig) {
+    if (const char* abbrev = ::sigabbrev_np(sig)) return std::string("SIG") + abbrev;
+    return fmt::format("signal {}", sig);
+}
+
+std::string iso_time(std::chrono::system_clock::time_point t) {
+    const auto secs = std::chrono::system_clock::to_time_t(t);
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count() % 1000;
+    std::tm tm{};
+    ::gmtime_r(&secs, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+    return fmt::format("{}.{:03d}Z", buf, static_cast<int>(ms));
+}
+
+std::string default_report_path(std::chrono::system_clock::time_point when) {
+    std::string base;
+    if (const char* state = std::getenv("XDG_STATE_HOME"); state && *state == '/') {
+        base = state;
+    } else {
+        const char* home = std::getenv("HOME");
+        base = std::string(home && *home ? home : "/tmp") + "/.local/state";
+    }
+    const auto secs = std::chrono::system_clock::to_time_t(when);
+    std::tm tm{};
+    ::gmtime_r(&secs, &tm);
+    char stamp[32];
+    std::strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
+    return fmt::format("{}/rmcp/incidents/{}-{}.json", base, stamp, ::getpid());
+}
+
+json relevant_facts(const json& facts) {
+    json out = json::object();
+    for (const char* key : {"gpus", "driver", "kfd", "rocm", "torch", "env", "schema_version"})
+        if (facts.contains(key)) out[key] = facts[key];
+    return out;
+}
+
+json incident_report(const RunResult& result, const ReportInputs& inputs) {
+    json attempts = json::array();
+    for (const auto& a : result.attempts) attempts.push_back(attempt_json(a));
+    json report = {{"schema_version", k_report_schema_version},
+                   {"kind", "rmcp-run-incident"},
+                   {"command", inputs.command},
+                   {"profile", inputs.requested_profile.empty() ? json(nullptr) : json(inputs.requested_profile)},
+                   {"started_at", iso_time(result.started)},
+                   {"duration_s", result.duration_s},
+                   {"classification", classify(result)},
+                   {"exit_code", result.exit_code},
+                   {"log", inputs.log_path.empty() ? json(nullptr) : json(inputs.log_path)},
+                   {"attempts", attempts}};
+    report["facts"] = inputs.facts ? relevant_facts(*inputs.facts) : json(nullptr);
+    if (inputs.kernel_log) {
+        report["kernel_log"] = {{"source", inputs.kernel_log->source.empty() ? json(nullptr) : json(inputs.kernel_log->source)},
+                                {"lines", inputs.kernel_log->lines}};
+        if (!inputs.kernel_log->error.empty()) report["kernel_log"]["error"] = inputs.kernel_log->error;
+    } else {
+        report["kernel_log"] = nullptr;
+    }
+    return report;
+}
+
+std::vector<std::string> summary_lines(const RunResult& result) {
+    std::vector<std::string> lines;
+    for (const auto& a : result.attempts) {
+        if (!a.gpu_failure) continue;
+        const std::string how = a.end == AttemptEnd::signaled
+                                    ? fmt::format("killed by {} (exit {})", signal_name(a.exit_status), a.shell_code())
+                                    : fmt::format("exit {}", a.exit_status);
+        const std::string profile = a.rung.profile.empty() ? "no profile" : "profile " + a.rung.profile;
+        lines.push_back(fmt::format("attempt {} ({}{}): {}{}", a.number, profile, a.rung.hide_gpu ? ", GPU hidden" : "",
+                                    how, a.stalled ? fmt::format(", stopped after no output (suspected GPU hang)") : ""));
+        for (const auto& m : a.matches) {
+            if (!is_gpu_failure_category(m.first.category)) continue;
+            lines.push_back(fmt::format("  recognised {} [{}]: {}", m.first.entry_id, m.first.category, m.first.title));
+            if (!m.first.line.empty()) lines.push_back(fmt::format("    {}: {}", stream_name(m.first.stream), m.first.line));
+        }
+    }
+    return lines;
+}
+
+}  // namespace rmcp::run

@@ -1,0 +1,529 @@
+#include "run/supervisor.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace rmcp::run {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// One read per wake-up; large enough that relaying costs little more than cat's own
+// copy loop (docs/PERFORMANCE.md, "rmcp run").
+constexpr std::size_t k_read_size = std::size_t{256} << 10;
+constexpr std::size_t k_tail_bytes = std::size_t{32} << 10;   // kept for the excerpt
+constexpr std::size_t k_recent_bytes = std::size_t{4} << 10;  // per stream, for match lines
+constexpr std::size_t k_excerpt_lines = 60;
+constexpr std::size_t k_line_cap = 1000;
+// Once the child has exited, its pipes may still be held by processes it started; stop
+// relaying when they have been quiet this long rather than waiting on them for ever.
+constexpr auto k_drain_quiet = std::chrono::milliseconds(1000);
+
+std::chrono::milliseconds seconds_to_ms(double s) {
+    return std::chrono::milliseconds(static_cast<long long>(s * 1000.0 + 0.5));
+}
+
+// Writes everything, waiting when the destination is non-blocking and full.
+// Returns 0 or the errno that stopped it.
+int write_all(int fd, const char* data, std::size_t size) {
+    while (size > 0) {
+        const ssize_t n = ::write(fd, data, size);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            if (errno == EAGAIN) {
+                pollfd p{fd, POLLOUT, 0};
+                ::poll(&p, 1, -1);
+                continue;
+            }
+            return errno;
+        }
+        data += n;
+        size -= static_cast<std::size_t>(n);
+    }
+    return 0;
+}
+
+// Blocks the signals the supervisor handles and reads them from a signalfd, so they are
+// dealt with in the relay loop rather than in handlers. The child gets the old mask back.
+class SignalState {
+public:
+    SignalState() {
+        sigemptyset(&m_handled);
+        for (const int s : {SIGINT, SIGTERM, SIGHUP, SIGCHLD, SIGWINCH}) sigaddset(&m_handled, s);
+        ::pthread_sigmask(SIG_BLOCK, &m_handled, &m_old_mask);
+        m_fd = ::signalfd(-1, &m_handled, SFD_CLOEXEC | SFD_NONBLOCK);
+        // A closed reader of our stdout must be an EPIPE we can act on, not our death.
+        struct sigaction ignore {};
+        ignore.sa_handler = SIG_IGN;
+        ::sigaction(SIGPIPE, &ignore, &m_old_pipe);
+    }
+    ~SignalState() {
+        if (m_fd >= 0) ::close(m_fd);
+        ::sigaction(SIGPIPE, &m_old_pipe, nullptr);
+        ::pthread_sigmask(SIG_SETMASK, &m_old_mask, nullptr);
+    }
+    SignalState(const SignalState&) = delete;
+    SignalState& operator=(const SignalState&) = delete;
+
+    [[nodiscard]] int fd() const { return m_fd; }
+    [[nodiscard]] const sigset_t& child_mask() const { return m_old_mask; }
+    [[nodiscard]] bool sigpipe_was_default() const { return m_old_pipe.sa_handler == SIG_DFL; }
+
+    // Signals received since the last call, in order.
+    std::vector<int> take() {
+        std::vector<int> out;
+        signalfd_siginfo info{};
+        while (::read(m_fd, &info, sizeof info) == static_cast<ssize_t>(sizeof info))
+            out.push_back(static_cast<int>(info.ssi_signo));
+        return out;
+    }
+
+private:
+    sigset_t m_handled{};
+    sigset_t m_old_mask{};
+    struct sigaction m_old_pipe {};
+    int m_fd = -1;
+};
+
+class LogSink {
+public:
+    LogSink(const std::string& path, Diagnostics& diag) : m_path(path), m_diag(diag) {
+        if (path.empty()) return;
+        m_fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+        if (m_fd < 0) m_diag.warning(fmt::format("opening log {}: {}; not logging", path, std::strerror(errno)));
+    }
+    ~LogSink() {
+        if (m_fd >= 0) ::close(m_fd);
+    }
+    LogSink(const LogSink&) = delete;
+    LogSink& operator=(const LogSink&) = delete;
+
+    void write(std::string_view bytes) {
+        if (m_fd < 0) return;
+        if (const int err = write_all(m_fd, bytes.data(), bytes.size()); err != 0) {
+            m_diag.warning(fmt::format("writing log {}: {}; not logging any more", m_path, std::strerror(err)));
+            ::close(m_fd);
+            m_fd = -1;
+        }
+    }
+
+private:
+    std::string m_path;
+    Diagnostics& m_diag;
+    int m_fd = -1;
+};
+
+// The line containing a match that ended at end_offset, from the bytes of this chunk and
+// the few kilobytes of the stream before it.
+std::string line_around(std::string_view recent, std::string_view chunk, std::uint64_t chunk_start,
+                        std::uint64_t end_offset) {
+    std::string buf;
+    buf.reserve(recent.size() + std::min(chunk.size(), k_recent_bytes * 4));
+    buf.append(recent);
+    const std::uint64_t recent_start = chunk_start - recent.size();
+    std::size_t pos = end_offset >= recent_start ? static_cast<std::size_t>(end_offset - recent_start) : 0;
+    // Only the part of the chunk near the match matters.
+    const std::size_t chunk_pos = pos > recent.size() ? pos - recent.size() : 0;
+    const std::size_t take = std::min(chunk.size(), chunk_pos + k_line_cap);
+    buf.append(chunk.substr(0, take));
+    pos = std::min(pos, buf.size());
+    if (pos > 0 && buf[pos - 1] == '\n') --pos;
+    const std::size_t nl_before = pos == 0 ? std::string::npos : buf.rfind('\n', pos - 1);
+    std::size_t begin = nl_before == std::string::npos ? 0 : nl_before + 1;
+    std::size_t end = buf.find('\n', pos);
+    if (end == std::string::npos) end = buf.size();
+    if (end - begin > k_line_cap) begin = end - k_line_cap > pos ? (pos > k_line_cap / 2 ? pos - k_line_cap / 2 : 0) : end - k_line_cap;
+    std::string line = buf.substr(begin, std::min(end - begin, k_line_cap));
+    while (!line.empty() && (line.back() == '\r' || line.back() == '\n')) line.pop_back();
+    return line;
+}
+
+std::vector<std::string> last_lines(const std::string& tail, bool truncated) {
+    std::vector<std::string> lines;
+    std::size_t start = 0;
+    if (truncated) {
+        const auto nl = tail.find('\n');
+        start = nl == std::string::npos ? tail.size() : nl + 1;  // drop the cut-off first line
+    }
+    while (start < tail.size()) {
+        auto nl = tail.find('\n', start);
+        if (nl == std::string::npos) nl = tail.size();
+        std::string line = tail.substr(start, nl - start);
+        if (!line.empty() && line.back() == '\r') line.pop_back();
+        lines.push_back(std::move(line));
+        start = nl + 1;
+    }
+    if (lines.size() > k_excerpt_lines) lines.erase(lines.begin(), lines.end() - k_excerpt_lines);
+    return lines;
+}
+
+std::string temp_dir() {
+    const char* t = std::getenv("TMPDIR");
+    return t && *t ? t : "/tmp";
+}
+
+class AttemptRunner {
+public:
+    AttemptRunner(const RunOptions& options, SignalState& signals, LogSink& log, Diagnostics& diag, Attempt& attempt)
+        : m_options(options), m_signals(signals), m_log(log), m_diag(diag), m_attempt(attempt) {}
+
+    void run(std::vector<std::string> env) {
+        std::string alloc_log;
+        if (!m_options.preload_library.empty()) {
+            alloc_log = fmt::format("{}/rmcp-alloc-{}-{}.json", temp_dir(), ::getpid(), m_attempt.number);
+            ::unlink(alloc_log.c_str());
+            const auto old = env_value(env, "LD_PRELOAD");
+            env = apply_env(env, {{"LD_PRELOAD", old && !old->empty() ? m_options.preload_library + ":" + *old
+                                                                         : m_options.preload_library},
+                                  {"RMCP_ALLOC", "trace"},
+                                  {"RMCP_ALLOC_LOG", alloc_log}});
+        }
+        SpawnRequest request{m_options.argv, std::move(env), m_options.terminal, m_signals.child_mask(),
+                             m_signals.sigpipe_was_default()};
+        m_attempt.started = std::chrono::system_clock::now();
+        const auto t0 = Clock::now();
+        auto child = spawn_child(request);
+        if (!child) {
+            m_attempt.end = AttemptEnd::not_started;
+            m_attempt.error = child.error().message();
+            m_attempt.exit_status = child.error().os_error == ENOENT ? k_exit_not_found : k_exit_not_executable;
+            return;
+        }
+        m_pid = child->pid;
+        m_attempt.pid = child->pid;
+        m_fds[0] = child->out_fd;
+        m_fds[1] = child->err_fd;
+        relay_until_done(t0);
+        m_attempt.duration_s = std::chrono::duration<double>(Clock::now() - t0).count();
+        if (m_watcher)
+            for (auto& match : m_watcher->finish()) {
+                const auto& recent = m_recent[static_cast<std::size_t>(match.stream)];
+                if (match.line.empty()) match.line = line_around(recent, {}, m_offsets[static_cast<std::size_t>(match.stream)], match.end_offset);
+                add_match(std::move(match));
+            }
+        m_attempt.excerpt = last_lines(m_tail, m_tail_truncated);
+        if (!alloc_log.empty()) read_allocations(alloc_log);
+    }
+
+private:
+    void relay_until_done(Clock::time_point t0) {
+        auto last_output = t0;
+        std::optional<Clock::time_point> kill_at, drain_until;
+        const bool watch_stall = m_options.stall_timeout_s > 0;
+        const auto stall = seconds_to_ms(m_options.stall_timeout_s);
+        for (;;) {
+            const bool open = m_fds[0] >= 0 || m_fds[1] >= 0;
+            if (m_done && !open) break;
+            auto now = Clock::now();
+            if (m_done && !drain_until) drain_until = now + k_drain_quiet;
+            if (drain_until && now >= *drain_until) {
+                close_stream(0);
+                close_stream(1);
+                break;
+            }
+            if (!m_done && watch_stall && !m_attempt.stalled && now - last_output >= stall) {
+                m_attempt.stalled = true;
+                m_diag.note(fmt::format("no output for {} s: suspected GPU hang; stopping process group {}",
+                                        m_options.stall_timeout_s, m_pid));
+                ::kill(-m_pid, SIGTERM);
+                kill_at = now + seconds_to_ms(m_options.kill_grace_s);
+            }
+            if (kill_at && now >= *kill_at) {
+                if (!m_done) ::kill(-m_pid, SIGKILL);
+                kill_at.reset();
+            }
+            std::optional<Clock::time_point> wake;
+            const auto consider = [&](std::optional<Clock::time_point> t) {
+                if (t && (!wake || *t < *wake)) wake = t;
+            };
+            if (!m_done && watch_stall && !m_attempt.stalled) consider(last_output + stall);
+            consider(kill_at);
+            consider(drain_until);
+            int timeout = -1;
+            if (wake) {
+                const auto ms = std::chrono::ceil<std::chrono::milliseconds>(*wake - now).count();
+                timeout = static_cast<int>(std::clamp<long long>(ms, 0, 1 << 30));
+            }
+
+            std::array<pollfd, 3> p{};
+            p[0] = {m_signals.fd(), POLLIN, 0};
+            p[1] = {m_fds[0], POLLIN, 0};  // a negative fd is ignored by poll
+            p[2] = {m_fds[1], POLLIN, 0};
+            const int ready = ::poll(p.data(), p.size(), timeout);
+            if (ready < 0 && errno != EINTR) break;
+            if (ready <= 0) continue;
+            if (p[0].revents) handle_signals();
+            for (std::size_t s = 0; s < 2; ++s)
+                if (m_fds[s] >= 0 && p[s + 1].revents) {
+                    if (read_stream(s)) {
+                        last_output = Clock::now();
+                        if (drain_until) drain_until = last_output + k_drain_quiet;
+                    }
+                }
+        }
+    }
+
+    // Returns whether bytes arrived.
+    bool read_stream(std::size_t s) {
+        if (m_buffer.size() < k_read_size) m_buffer.resize(k_read_size);
+        const ssize_t n = ::read(m_fds[s], m_buffer.data(), m_buffer.size());
+        if (n < 0) {
+            if (errno == EINTR || errno == EAGAIN) return false;
+            close_stream(s);  // EIO: the pty's last slave closed
+            return false;
+        }
+        if (n == 0) {
+            close_stream(s);
+            return false;
+        }
+        const std::string_view chunk(m_buffer.data(), static_cast<std::size_t>(n));
+        const int dest = s == 0 ? m_options.out_fd : m_options.err_fd;
+        if (!m_sink_broken[s]) {
+            if (const int err = write_all(dest, chunk.data(), chunk.size()); err != 0) {
+                // Our reader went away (`rmcp run -- cmd | head`): close the child's pipe too,
+                // so it meets the same EPIPE/SIGPIPE it would have met without us.
+                m_sink_broken[s] = true;
+                m_diag.verbose(fmt::format("relaying std{}: {}", s == 0 ? "out" : "err", std::strerror(err)));
+                m_close_after = true;
+            }
+        }
+        m_log.write(chunk);
+        (s == 0 ? m_attempt.bytes_out : m_attempt.bytes_err) += chunk.size();
+        keep_tail(chunk);
+        watch(static_cast<StreamId>(s), chunk);
+        if (m_close_after) {
+            m_close_after = false;
+            close_stream(s);
+        }
+        return true;
+    }
+
+    void keep_tail(std::string_view chunk) {
+        if (chunk.size() >= k_tail_bytes) {
+            m_tail.assign(chunk.substr(chunk.size() - k_tail_bytes));
+            m_tail_truncated = true;
+            return;
+        }
+        m_tail.append(chunk);
+        if (m_tail.size() > 2 * k_tail_bytes) {
+            m_tail.erase(0, m_tail.size() - k_tail_bytes);
+            m_tail_truncated = true;
+        }
+    }
+
+    void watch(StreamId stream, std::string_view chunk) {
+        const std::size_t s = static_cast<std::size_t>(stream);
+        if (!m_watcher && !m_watcher_failed && m_options.watcher) {
+            auto made = m_options.watcher();
+            if (made) {
+                m_watcher = std::move(*made);
+            } else {
+                m_watcher_failed = true;
+                m_diag.warning(fmt::format("{}; output is relayed but not recognised", made.error().message()));
+            }
+        }
+        if (m_watcher) {
+            auto matches = m_watcher->feed(stream, chunk);
+            for (auto& match : matches) {
+                match.line = line_around(m_recent[s], chunk, m_offsets[s], match.end_offset);
+                add_match(std::move(match));
+            }
+        }
+        m_offsets[s] += chunk.size();
+        auto& recent = m_recent[s];
+        if (chunk.size() >= k_recent_bytes) {
+            recent.assign(chunk.substr(chunk.size() - k_recent_bytes));
+        } else {
+            recent.append(chunk);
+            if (recent.size() > k_recent_bytes) recent.erase(0, recent.size() - k_recent_bytes);
+        }
+    }
+
+    void add_match(WatchMatch match) {
+        for (auto& seen : m_attempt.matches)
+            if (seen.first.entry_id == match.entry_id) {
+                ++seen.count;
+                return;
+            }
+        m_attempt.matches.push_back(MatchSummary{std::move(match), 1});
+    }
+
+    void handle_signals() {
+        for (const int sig : m_signals.take()) {
+            switch (sig) {
+            case SIGCHLD: reap(); break;
+            case SIGWINCH:
+                if (m_options.terminal == Terminal::pty)
+                    for (const int fd : m_fds)
+                        if (fd >= 0) copy_window_size(fd);
+                break;
+            case SIGINT: {
+                const auto now = Clock::now();
+                if (m_last_interrupt && now - *m_last_interrupt <= seconds_to_ms(m_options.interrupt_window_s)) {
+                    m_diag.note(fmt::format("second interrupt: killing process group {}", m_pid));
+                    m_attempt.killed_after_interrupt = true;
+                    ::kill(-m_pid, SIGKILL);
+                    m_last_interrupt.reset();
+                    break;
+                }
+                m_last_interrupt = now;
+                forward(sig);
+                break;
+            }
+            default: forward(sig); break;
+            }
+        }
+    }
+
+    void forward(int sig) {
+        if (m_attempt.forwarded_signal == 0) m_attempt.forwarded_signal = sig;
+        if (m_done) return;
+        ::kill(-m_pid, sig);
+    }
+
+    // As a child subreaper we also collect the run's orphaned grandchildren: no zombies.
+    void reap() {
+        for (;;) {
+            int status = 0;
+            const pid_t pid = ::waitpid(-1, &status, WNOHANG);
+            if (pid <= 0) break;
+            if (pid != m_pid) continue;
+            m_done = true;
+            if (WIFSIGNALED(status)) {
+                m_attempt.end = AttemptEnd::signaled;
+                m_attempt.exit_status = WTERMSIG(status);
+                m_attempt.core_dumped = WCOREDUMP(status);
+            } else {
+                m_attempt.end = AttemptEnd::exited;
+                m_attempt.exit_status = WEXITSTATUS(status);
+            }
+        }
+    }
+
+    void close_stream(std::size_t s) {
+        if (m_fds[s] >= 0) ::close(m_fds[s]);
+        m_fds[s] = -1;
+    }
+
+    void read_allocations(const std::string& path) {
+        std::FILE* f = std::fopen(path.c_str(), "re");
+        if (!f) return;  // the shim wrote nothing: not loaded, or the child never reached exit
+        std::string text;
+        char buf[8192];
+        for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) text.append(buf, n);
+        std::fclose(f);
+        ::unlink(path.c_str());
+        auto parsed = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+        m_attempt.allocations = parsed.is_discarded() ? nlohmann::json{{"unparsed", text.substr(0, 4096)}} : parsed;
+    }
+
+    const RunOptions& m_options;
+    SignalState& m_signals;
+    LogSink& m_log;
+    Diagnostics& m_diag;
+    Attempt& m_attempt;
+    pid_t m_pid = -1;
+    bool m_done = false;
+    std::array<int, 2> m_fds{-1, -1};
+    std::array<bool, 2> m_sink_broken{false, false};
+    bool m_close_after = false;
+    std::array<std::uint64_t, 2> m_offsets{0, 0};
+    std::array<std::string, 2> m_recent;
+    std::vector<char> m_buffer;
+    std::string m_tail;
+    bool m_tail_truncated = false;
+    std::unique_ptr<OutputWatcher> m_watcher;
+    bool m_watcher_failed = false;
+    std::optional<Clock::time_point> m_last_interrupt;
+};
+
+std::string rung_name(const Rung& rung) {
+    std::string name = rung.profile.empty() ? "(none)" : rung.profile;
+    if (rung.hide_gpu) name += " + GPU hidden";
+    return name;
+}
+
+}  // namespace
+
+std::string first_gpu_match(const Attempt& attempt) {
+    for (const auto& m : attempt.matches)
+        if (is_gpu_failure_category(m.first.category)) return m.first.entry_id;
+    return "GPU failure";
+}
+
+std::string_view stream_name(StreamId s) { return s == StreamId::out ? "stdout" : "stderr"; }
+
+bool is_gpu_failure_category(std::string_view category) {
+    static constexpr std::string_view k_gpu[] = {"gpu-memory-fault", "gpu-hang", "hsa-runtime-error", "miopen-failure",
+                                                 "kernel-driver-fault"};
+    return std::find(std::begin(k_gpu), std::end(k_gpu), category) != std::end(k_gpu);
+}
+
+int Attempt::shell_code() const {
+    return end == AttemptEnd::signaled ? 128 + exit_status : exit_status;
+}
+
+bool RunResult::incident() const {
+    return std::any_of(attempts.begin(), attempts.end(), [](const Attempt& a) { return a.gpu_failure; });
+}
+
+RunResult supervise(const RunOptions& options, Diagnostics& diag) {
+    RunResult result;
+    result.started = std::chrono::system_clock::now();
+    const auto t0 = Clock::now();
+    SignalState signals;
+    LogSink log(options.log_path, diag);
+    // Orphans of the run are re-parented to us and reaped, instead of lingering as zombies
+    // of whoever adopts them.
+    ::prctl(PR_SET_CHILD_SUBREAPER, 1);
+    const auto base_env = current_environment();
+
+    for (std::size_t i = 0; i < options.plan.size(); ++i) {
+        const Rung& rung = options.plan[i];
+        Attempt& attempt = result.attempts.emplace_back();
+        attempt.number = static_cast<unsigned>(i + 1);
+        attempt.rung = rung;
+        auto env = apply_env(base_env, rung.env);
+        // A faulting process dies with its stdio buffer; the last lines are the evidence.
+        if (!env_value(env, "PYTHONUNBUFFERED")) env.emplace_back("PYTHONUNBUFFERED=1");
+        AttemptRunner(options, signals, log, diag, attempt).run(std::move(env));
+
+        const bool failed = attempt.end != AttemptEnd::exited || attempt.exit_status != 0;
+        const bool gpu_match = std::any_of(attempt.matches.begin(), attempt.matches.end(), [](const MatchSummary& m) {
+            return is_gpu_failure_category(m.first.category);
+        });
+        attempt.gpu_failure = attempt.end != AttemptEnd::not_started && failed && (gpu_match || attempt.stalled);
+        if (attempt.end == AttemptEnd::not_started) {
+            diag.report(Severity::error, attempt.error);
+            break;
+        }
+        const bool user_stopped = attempt.forwarded_signal != 0 || attempt.killed_after_interrupt;
+        if (!attempt.gpu_failure || user_stopped || i + 1 >= options.plan.size()) break;
+        // Whatever the failed attempt left running (DataLoader workers) may still hold the GPU.
+        if (attempt.pid > 0) ::kill(-attempt.pid, SIGKILL);
+        diag.note(fmt::format("attempt {} under profile {} ended with {} ({}); retrying under profile {} (attempt {} of {})",
+                              attempt.number, rung_name(rung),
+                              attempt.end == AttemptEnd::signaled ? fmt::format("signal {}", attempt.exit_status)
+                                                                  : fmt::format("exit {}", attempt.exit_status),
+                              attempt.stalled ? std::string("stalled") : first_gpu_match(attempt),
+                              rung_name(options.plan[i + 1]), i + 2, options.plan.size()));
+    }
+    result.exit_code = result.attempts.back().shell_code();
+    result.duration_s = std::chrono::duration<double>(Clock::now() - t0).count();
+    return result;
+}
+
+}  // namespace rmcp::run

@@ -1,0 +1,97 @@
+// The supervisor (SPEC.md "The supervisor"): runs the child, relays its output unchanged,
+// watches it for knowledge-base signatures, forwards signals, and climbs the profile
+// ladder when a recognised GPU failure kills it.
+#pragma once
+
+#include "run/spawn.hpp"
+#include "run/watcher.hpp"
+#include "util/diag.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace rmcp::run {
+
+// One rung of the escalation ladder as the supervisor sees it: a name for the report and
+// the environment edits that make it (hiding the GPU included when hide_gpu is set).
+struct Rung {
+    std::string profile;       // "" : the user's environment unchanged
+    std::vector<EnvChange> env;
+    bool hide_gpu = false;
+};
+
+struct RunOptions {
+    std::vector<std::string> argv;
+    std::vector<Rung> plan;            // attempt i runs under plan[i]; at least one rung
+    Terminal terminal = Terminal::pipes;
+    std::string log_path;              // "" : no log
+    double stall_timeout_s = 0;        // 0 : never
+    double kill_grace_s = 5;           // SIGTERM → SIGKILL
+    double interrupt_window_s = 3;     // a second SIGINT within this kills the group
+    std::string preload_library;       // "" : no allocation trace (--trace-alloc seam)
+    WatcherFactory watcher;            // may be empty: nothing is recognised
+    int out_fd = 1;                    // where the child's stdout and stderr are relayed
+    int err_fd = 2;
+};
+
+enum class AttemptEnd {
+    exited,       // exit status
+    signaled,     // killed by a signal
+    not_started,  // spawn failed
+};
+
+struct MatchSummary {
+    WatchMatch first;
+    unsigned count = 0;
+};
+
+struct Attempt {
+    unsigned number = 1;
+    int pid = 0;                         // also its process group id
+    Rung rung;
+    std::chrono::system_clock::time_point started;
+    double duration_s = 0;
+    AttemptEnd end = AttemptEnd::exited;
+    int exit_status = 0;                 // exit code, or the signal number
+    bool core_dumped = false;
+    bool stalled = false;                // killed by rmcp after --stall-timeout of silence
+    int forwarded_signal = 0;            // the first signal the user sent (0: none)
+    bool killed_after_interrupt = false; // a second SIGINT
+    std::uint64_t bytes_out = 0, bytes_err = 0;
+    std::vector<MatchSummary> matches;   // one per entry, in order of first appearance
+    std::vector<std::string> excerpt;    // the last lines of output, both streams in arrival order
+    std::optional<nlohmann::json> allocations;  // librmcp_preload.so summary (--trace-alloc)
+    std::string error;                   // why it could not start
+    bool gpu_failure = false;            // recognised GPU failure or stall: a retry may help
+
+    // The code a shell would see: the exit status, or 128+N for signal N.
+    [[nodiscard]] int shell_code() const;
+};
+
+struct RunResult {
+    std::vector<Attempt> attempts;
+    std::chrono::system_clock::time_point started;
+    double duration_s = 0;
+    int exit_code = 0;
+    // Something went wrong that calls for an incident report (a GPU failure or a stall in
+    // any attempt).
+    [[nodiscard]] bool incident() const;
+};
+
+// Runs the plan: attempt 1 under plan[0]; each recognised GPU failure moves to the next
+// rung while one is left. Notes (retrying, stalls) go to diag.
+RunResult supervise(const RunOptions& options, Diagnostics& diag);
+
+// The id of the first match in a GPU category, for messages.
+std::string first_gpu_match(const Attempt& attempt);
+
+// Exit code for a command that could not be started, as env(1) and the shells use it.
+inline constexpr int k_exit_not_found = 127;
+inline constexpr int k_exit_not_executable = 126;
+
+}  // namespace rmcp::run

@@ -1,0 +1,3 @@
+#!/bin/sh
+# Test double: exits with the status given.
+exit "$1"
