@@ -91,7 +91,7 @@ void add_scan_command(CLI::App& app, Context& ctx, Action& action) {
     cmd->add_option("paths", paths, "Files or directories to scan (default: the ROCm and PyTorch installations "
                                     "detect finds, checked against each GPU)")
         ->type_name("PATH");
-    cmd->add_flag("--deep", deep, "Search data sections and unknown files for embedded code without a size limit");
+    cmd->add_flag("--deep", deep, "Search every data section (also beside .hip_fatbin) and unknown files for embedded code, without a size limit");
     cmd->footer("Formats: text (default), json. Exit 0 when the scan completed (damaged files are warnings); "
                 "2 when a named path cannot be read.");
     cmd->callback([&] {
@@ -99,7 +99,10 @@ void add_scan_command(CLI::App& app, Context& ctx, Action& action) {
             const auto format = ctx.format({OutputFormat::text, OutputFormat::json});
             if (!format) return fail(ctx, format.error());
             scan::ScanLimits limits;
-            if (deep) limits.embedded_search_limit = 0;
+            if (deep) {
+                limits.embedded_search_limit = 0;
+                limits.sweep_with_fatbin = true;
+            }
             scan::ScanReport report;
             const bool installations = paths.empty();
             if (installations) {

@@ -27,6 +27,7 @@ struct ScanLimits {
     std::uint64_t max_inflated = std::uint64_t{1} << 20;  // bytes of a CCOB inflated to read its table
     std::uint64_t embedded_search_limit = std::uint64_t{64} << 20;  // per file; 0 = no limit
     std::uint64_t max_bundles_per_region = 100000;
+    bool sweep_with_fatbin = false;  // also sweep data sections of files that have .hip_fatbin
 };
 
 inline constexpr std::string_view k_bundle_magic = "__CLANG_OFFLOAD_BUNDLE__";

@@ -19,7 +19,7 @@ constexpr std::string_view k_elf64le_magic = "\x7f" "ELF\x02\x01\x01";
 // .hipFatBinSegment holds {u32 magic "HIPF", u32 version, u64 address of the fat binary,
 // u64 unused} (clang CodeGen CGCUDANV.cpp, HIP wrapper).
 constexpr std::uint32_t k_hip_fatbin_wrapper_magic = 0x48495046;
-constexpr std::uint64_t k_sweep_window = std::uint64_t{8} << 20;
+constexpr std::uint64_t k_sweep_window = std::uint64_t{1} << 20;
 constexpr std::uint64_t k_max_sections = std::uint64_t{1} << 20;
 
 struct Section {
@@ -291,7 +291,10 @@ void scan_host_elf(Bytes data, const ScanLimits& limits, const MappedFile* mappi
     }
 
     // Embedded code elsewhere: data sections only (code, symbols, strings and debug
-    // information cannot hold loadable device code).
+    // information cannot hold loadable device code). A HIP-compiled library keeps its
+    // device code in .hip_fatbin; raw embedded objects are how runtimes (ROCr's blit
+    // kernels) ship theirs, so the sweep runs where there is no fat binary, or when asked.
+    if (!walked.empty() && !limits.sweep_with_fatbin) return;
     for (std::size_t i = 0; i < sections.size(); ++i) {
         const auto& s = sections[i];
         if (!ok[i] || s.type != SHT_PROGBITS || (s.flags & SHF_EXECINSTR) || (s.flags & SHF_ALLOC) == 0) continue;
