@@ -46,6 +46,8 @@ using Action = std::function<int()>;
 
 void add_detect_command(CLI::App& app, Context& ctx, Action& action);
 void add_snapshot_command(CLI::App& app, Context& ctx, Action& action);
+void add_patch_command(CLI::App& app, Context& ctx, Action& action);
+void add_env_command(CLI::App& app, Context& ctx, Action& action);
 void add_run_command(CLI::App& app, Context& ctx, Action& action);
 void add_doctor_command(CLI::App& app, Context& ctx, Action& action);
 void add_scan_command(CLI::App& app, Context& ctx, Action& action);

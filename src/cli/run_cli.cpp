@@ -49,6 +49,8 @@ int run(int argc, char** argv) {
     Action action;
     add_detect_command(app, ctx, action);
     add_snapshot_command(app, ctx, action);
+    add_patch_command(app, ctx, action);
+    add_env_command(app, ctx, action);
     add_run_command(app, ctx, action);
     add_doctor_command(app, ctx, action);
     add_scan_command(app, ctx, action);

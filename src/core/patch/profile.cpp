@@ -262,32 +262,54 @@ std::optional<std::string> sh_unquote(std::string_view w) {
 }
 }  // namespace
 
-Result<std::map<std::string, std::string>> parse_env_file(std::string_view text, const std::string& file) {
-    std::map<std::string, std::string> out;
+Result<UserEnv> parse_user_env(std::string_view text, const std::string& file) {
+    UserEnv out;
     unsigned line_no = 0;
     for (const auto raw : split_lines(text)) {
         ++line_no;
         const auto line = trim(raw);
         if (line.empty() || line.front() == '#') continue;
         constexpr std::string_view k_export = "export ";
+        constexpr std::string_view k_unset = "unset ";
+        if (line.substr(0, k_unset.size()) == k_unset) {
+            const auto name = trim(line.substr(k_unset.size()));
+            if (!valid_env_name(name)) return data_error(file, line_no, fmt::format("'{}' is not a variable name", name));
+            out.set.erase(std::string(name));
+            if (std::find(out.unset.begin(), out.unset.end(), name) == out.unset.end()) out.unset.emplace_back(name);
+            continue;
+        }
         const auto eq = line.find('=');
         if (line.substr(0, k_export.size()) != k_export || eq == std::string_view::npos)
-            return data_error(file, line_no, "expected `export NAME='value'`");
+            return data_error(file, line_no, "expected `export NAME='value'` or `unset NAME`");
         const auto name = trim(line.substr(k_export.size(), eq - k_export.size()));
         if (!valid_env_name(name)) return data_error(file, line_no, fmt::format("'{}' is not a variable name", name));
         const auto value = sh_unquote(line.substr(eq + 1));
         if (!value) return data_error(file, line_no, "the value must be single-quoted as rmcp writes it");
-        out[std::string(name)] = *value;
+        out.unset.erase(std::remove(out.unset.begin(), out.unset.end(), name), out.unset.end());
+        out.set[std::string(name)] = *value;
     }
+    std::sort(out.unset.begin(), out.unset.end());
     return out;
 }
 
-std::string render_env_file(const std::map<std::string, std::string>& vars) {
+Result<std::map<std::string, std::string>> parse_env_file(std::string_view text, const std::string& file) {
+    auto env = parse_user_env(text, file);
+    if (!env) return env.error();
+    return env->set;
+}
+
+std::string render_env_file(const UserEnv& env) {
     std::string out =
         "# rmcp profile environment, written by `rmcp patch apply` (undo: `rmcp patch rollback`).\n"
         "# `rmcp env` and `rmcp run` apply it; sh users may also source it.\n";
-    for (const auto& [k, v] : vars) out += fmt::format("export {}={}\n", k, sh_quote(v));
+    for (const auto& k : env.unset) out += fmt::format("unset {}\n", k);
+    for (const auto& [k, v] : env.set) out += fmt::format("export {}={}\n", k, sh_quote(v));
     return out;
+}
+
+void apply_user_env(std::map<std::string, std::string>& env, const UserEnv& user) {
+    for (const auto& k : user.unset) env.erase(k);
+    for (const auto& [k, v] : user.set) env[k] = v;
 }
 
 }  // namespace rmcp::patch

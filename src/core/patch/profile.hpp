@@ -94,10 +94,18 @@ std::vector<std::string> gpu_targets(const Facts& facts);
 // (default $HOME/.config/rmcp/profile.env). Lines are `export NAME='value'` (sh quoting),
 // comments and blank lines; `rmcp env` and `rmcp run` apply it before the profile.
 std::string user_env_file_path(const std::map<std::string, std::string>& process_env);
-// Parses the env file; errors name file:line. A missing file is an empty map, not an error
-// (the caller decides; pass the content read through Root).
+// Lines may also be `unset NAME` (env-unset-* patches): use parse_user_env to honour them.
+struct UserEnv {
+    std::map<std::string, std::string> set;
+    std::vector<std::string> unset;  // sorted, never also in `set`
+    bool operator==(const UserEnv&) const = default;
+};
+Result<UserEnv> parse_user_env(std::string_view text, const std::string& file);
+// The `export` lines only (kept for callers that predate `unset` lines); errors name file:line.
 Result<std::map<std::string, std::string>> parse_env_file(std::string_view text, const std::string& file);
-std::string render_env_file(const std::map<std::string, std::string>& vars);
+std::string render_env_file(const UserEnv& env);
+// Applies a profile.env to an environment map (unset first, then set).
+void apply_user_env(std::map<std::string, std::string>& env, const UserEnv& user);
 
 // The environment variable rmcp.torch reads to turn MIOpen off in PyTorch
 // (torch.backends.cudnn.enabled = False); set by the "miopen-off" rung.

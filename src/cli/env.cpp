@@ -1,0 +1,192 @@
+// `rmcp env [--profile NAME|auto] [--shell sh|fish|dotenv]`: the environment of a profile,
+// safely quoted for eval (docs/patches.md "Profiles"). The user's profile.env (written by
+// env patches) comes first, then the profile's own changes.
+#include "context.hpp"
+
+#include "detect/detect.hpp"
+#include "facts/facts.hpp"
+#include "facts/facts_json.hpp"
+#include "kb/doctor.hpp"
+#include "kb/kb.hpp"
+#include "patch/auto_profile.hpp"
+#include "patch/patch.hpp"
+#include "patch/profile.hpp"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cstdlib>
+
+extern char** environ;
+
+namespace rmcp::cli {
+
+namespace {
+
+struct EnvOptions {
+    std::string profile = "default";
+    std::string shell = "sh";
+    std::string profile_dir;
+    std::string patch_dir;
+};
+
+std::string sh_quote(std::string_view v) {
+    std::string out = "'";
+    for (const char c : v) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return out + "'";
+}
+
+// fish: inside single quotes only \\ and \' are escapes.
+std::string fish_quote(std::string_view v) {
+    std::string out = "'";
+    for (const char c : v) {
+        if (c == '\\' || c == '\'') out += '\\';
+        out += c;
+    }
+    return out + "'";
+}
+
+// dotenv: double quotes with \\, \", \$ and \n escaped (the common dotenv/docker reading).
+std::string dotenv_quote(std::string_view v) {
+    std::string out = "\"";
+    for (const char c : v) {
+        switch (c) {
+        case '\\': out += "\\\\"; break;
+        case '"': out += "\\\""; break;
+        case '$': out += "\\$"; break;
+        case '\n': out += "\\n"; break;
+        default: out += c;
+        }
+    }
+    return out + "\"";
+}
+
+std::map<std::string, std::string> process_env() {
+    std::map<std::string, std::string> env;
+    for (char** e = environ; e && *e; ++e) {
+        const std::string_view kv(*e);
+        const auto eq = kv.find('=');
+        if (eq != std::string_view::npos) env.emplace(std::string(kv.substr(0, eq)), std::string(kv.substr(eq + 1)));
+    }
+    return env;
+}
+
+// Env changes of the patches that doctor's findings name as fixes (auto only).
+void add_findings_env(Context& ctx, const Facts& facts, const patch::PatchSet& patches, patch::ProfileEnv& env) {
+    auto kb = kb::load(ctx.kb_dir());
+    if (!kb) {
+        ctx.diag.note(fmt::format("auto: knowledge base not used ({}); the profile comes from the rules alone",
+                                  kb.error().message()));
+        return;
+    }
+    const auto report = kb::run_doctor(*kb, facts_to_json(facts));
+    for (const auto& finding : report.findings) {
+        for (const auto& fix : finding.entry->fixes) {
+            const patch::Patch* p = patches.find(fix.patch);
+            if (!p) continue;
+            for (const auto& op : p->operations) {
+                if (op.kind == patch::OpKind::env) {
+                    for (const auto& k : op.unset) {
+                        env.set.erase(k);
+                        env.unset.push_back(k);
+                    }
+                    for (const auto& [k, v] : op.set) env.set[k] = v;
+                    ctx.diag.note(fmt::format("auto: finding {} → patch {} (environment)", finding.entry->id, p->id));
+                } else if (op.kind != patch::OpKind::advisory) {
+                    ctx.diag.note(fmt::format("auto: finding {} also suggests `rmcp patch apply {}` ({})",
+                                              finding.entry->id, p->id, patch::op_kind_name(op.kind)));
+                }
+            }
+        }
+    }
+}
+
+int do_env(Context& ctx, const EnvOptions& eo) {
+    auto root = ctx.open_root();
+    if (!root) return fail(ctx, root.error());
+    const std::filesystem::path profile_dir = eo.profile_dir.empty() ? ctx.data_dir() / "profiles" : std::filesystem::path(eo.profile_dir);
+    auto profiles = patch::load_profiles(profile_dir);
+    if (!profiles) return fail(ctx, profiles.error());
+
+    const Facts facts = detect(*root);
+    const auto targets = patch::gpu_targets(facts);
+    std::string name = eo.profile;
+    bool automatic = false;
+    if (name == "auto") {
+        auto choice = patch::choose_auto_profile(*profiles, profile_dir / "rules" / "auto.toml", facts);
+        if (!choice) return fail(ctx, choice.error());
+        ctx.diag.note(fmt::format("auto: profile {} ({})", choice->profile, choice->why));
+        name = choice->profile;
+        automatic = true;
+    }
+    auto resolved = profiles->resolve(name, targets);
+    if (!resolved) return fail(ctx, resolved.error());
+    if (automatic && !resolved->hide_gpu) {
+        auto patches = patch::load_patches(eo.patch_dir.empty() ? ctx.data_dir() / "patches" : std::filesystem::path(eo.patch_dir));
+        if (!patches) return fail(ctx, patches.error());
+        add_findings_env(ctx, facts, *patches, *resolved);
+    }
+    for (const auto& n : resolved->notes) ctx.diag.note(n);
+
+    // The user's profile.env first; the profile's changes override it.
+    patch::UserEnv user;
+    const std::string env_file = patch::user_env_file_path(process_env());
+    if (auto text = root->read_file(env_file)) {
+        auto parsed = patch::parse_user_env(*text, root->host_path(env_file));
+        if (!parsed) return fail(ctx, parsed.error());
+        user = *parsed;
+    }
+    std::map<std::string, std::string> set = user.set;
+    std::vector<std::string> unset = user.unset;
+    for (const auto& k : resolved->unset) {
+        set.erase(k);
+        if (std::find(unset.begin(), unset.end(), k) == unset.end()) unset.push_back(k);
+    }
+    for (const auto& [k, v] : resolved->set) {
+        set[k] = v;
+        unset.erase(std::remove(unset.begin(), unset.end(), k), unset.end());
+    }
+    std::sort(unset.begin(), unset.end());
+
+    std::string out;
+    for (const auto& k : unset) {
+        if (eo.shell == "fish")
+            out += fmt::format("set -e {}\n", k);
+        else if (eo.shell == "dotenv")
+            out += fmt::format("# unset {} (dotenv cannot express unset)\n", k);
+        else
+            out += fmt::format("unset {}\n", k);
+    }
+    for (const auto& [k, v] : set) {
+        if (eo.shell == "fish")
+            out += fmt::format("set -gx {} {}\n", k, fish_quote(v));
+        else if (eo.shell == "dotenv")
+            out += fmt::format("{}={}\n", k, dotenv_quote(v));
+        else
+            out += fmt::format("export {}={}\n", k, sh_quote(v));
+    }
+    fmt::print("{}", out);
+    return 0;
+}
+
+}  // namespace
+
+void add_env_command(CLI::App& app, Context& ctx, Action& action) {
+    static EnvOptions eo;
+    auto* cmd = app.add_subcommand("env", "Print a profile's environment, ready for eval");
+    cmd->add_option("--profile", eo.profile, "Profile name, or auto (from this machine's facts and findings)")
+        ->type_name("NAME|auto");
+    cmd->add_option("--shell", eo.shell, "Output syntax: sh, fish or dotenv")
+        ->check(CLI::IsMember({"sh", "fish", "dotenv"}))
+        ->type_name("SHELL");
+    cmd->add_option("--profile-dir", eo.profile_dir, "Profile definitions (default: the shipped profiles/)")
+        ->type_name("DIR");
+    cmd->add_option("--patch-dir", eo.patch_dir, "Patch definitions (default: the shipped patches/)")->type_name("DIR");
+    cmd->footer("sh:   eval \"$(rmcp env --profile miopen-no-gemm)\"\n"
+                "fish: rmcp env --profile miopen-no-gemm --shell fish | source\n"
+                "Profiles (least to most strict): see docs/patches.md; `auto` is chosen by profiles/rules/auto.toml "
+                "and doctor's findings.");
+    cmd->callback([&] { action = [&] { return do_env(ctx, eo); }; });
+}
+
+}  // namespace rmcp::cli

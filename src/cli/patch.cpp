@@ -1,0 +1,401 @@
+// `rmcp patch list|show ID|plan ID...|apply ID...|rollback [TXN]|status`: the patch
+// manager (SPEC.md "The patch manager"; docs/patches.md). Parses, calls the library
+// (src/core/patch/), renders.
+#include "context.hpp"
+
+#include "detect/detect.hpp"
+#include "facts/facts.hpp"
+#include "patch/applier.hpp"
+#include "patch/patch.hpp"
+#include "util/strings.hpp"
+
+#include <fmt/core.h>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstdlib>
+#include <iostream>
+#include <optional>
+#include <unistd.h>
+
+extern char** environ;
+
+namespace rmcp::cli {
+
+namespace {
+
+struct PatchOptions {
+    std::string patch_dir;
+    std::string site_packages;
+    std::vector<std::string> ids;
+    std::string txn;
+    bool yes = false;
+};
+
+std::map<std::string, std::string> process_env() {
+    std::map<std::string, std::string> env;
+    for (char** e = environ; e && *e; ++e) {
+        const std::string_view kv(*e);
+        const auto eq = kv.find('=');
+        if (eq != std::string_view::npos) env.emplace(std::string(kv.substr(0, eq)), std::string(kv.substr(eq + 1)));
+    }
+    return env;
+}
+
+std::optional<unsigned> env_unsigned(const char* name) {
+    const char* v = std::getenv(name);
+    if (!v || !*v) return std::nullopt;
+    char* end = nullptr;
+    const unsigned long n = std::strtoul(v, &end, 10);
+    if (*end != '\0') return std::nullopt;
+    return static_cast<unsigned>(n);
+}
+
+// The test-only hooks (docs/patches.md) are honoured only under a --root other than "/":
+// they can never fire on a live system.
+patch::ApplyOptions apply_options(const Root& root) {
+    patch::ApplyOptions o;
+    o.env = process_env();
+    o.euid = ::geteuid();
+    if (!root.is_live()) {
+        if (auto uid = env_unsigned("RMCP_ASSUME_UID")) o.euid = *uid;
+        o.kill_after_step = env_unsigned("RMCP_TEST_KILL_AFTER_STEP");
+        o.fail_step = env_unsigned("RMCP_TEST_FAIL_STEP");
+        o.fail_restore = env_unsigned("RMCP_TEST_FAIL_RESTORE").value_or(0) != 0;
+    }
+    return o;
+}
+
+Result<patch::PatchSet> load(Context& ctx, const PatchOptions& po) {
+    const std::filesystem::path dir = po.patch_dir.empty() ? ctx.data_dir() / "patches" : std::filesystem::path(po.patch_dir);
+    return patch::load_patches(dir);
+}
+
+// Where the start-up hook goes when --site-packages is not given: the site-packages of a
+// venv/user/conda PyTorch that detect found, else the user site of the newest system Python.
+std::string default_site_packages(const Root& root, const std::map<std::string, std::string>& env) {
+    const Facts facts = detect(root);
+    for (const auto& t : facts.torch)
+        if (t.origin == "venv" || t.origin == "user" || t.origin == "conda")
+            return std::filesystem::path(t.path).parent_path().string();
+    auto home = env.find("HOME");
+    auto libs = root.list_dir("/usr/lib");
+    if (home == env.end() || !libs) return {};
+    std::string best;
+    unsigned best_minor = 0;
+    for (const auto& name : *libs) {
+        if (name.rfind("python3.", 0) != 0) continue;
+        char* end = nullptr;
+        const unsigned long minor = std::strtoul(name.c_str() + 8, &end, 10);
+        if (*end != '\0') continue;
+        if (best.empty() || minor > best_minor) {
+            best = name;
+            best_minor = static_cast<unsigned>(minor);
+        }
+    }
+    return best.empty() ? std::string() : home->second + "/.local/lib/" + best + "/site-packages";
+}
+
+Result<patch::Plan> make_plan(Context& ctx, const Root& root, const patch::PatchSet& set, const PatchOptions& po) {
+    patch::PlanContext pc;
+    pc.env = process_env();
+    patch::read_distro(root, pc);
+    pc.site_packages = po.site_packages;
+    bool needs_site = false;
+    for (const auto& id : po.ids)
+        if (const auto* p = set.find(id))
+            for (const auto& op : p->operations) needs_site = needs_site || op.kind == patch::OpKind::python_hook;
+    if (needs_site && pc.site_packages.empty()) pc.site_packages = default_site_packages(root, pc.env);
+    pc.vars = patch::machine_vars(detect(root));
+    (void)ctx;
+    return patch::make_plan(root, set, po.ids, pc);
+}
+
+nlohmann::json patch_json(const patch::Patch& p) {
+    nlohmann::json ops = nlohmann::json::array();
+    for (const auto& op : p.operations) {
+        nlohmann::json o{{"kind", patch::op_kind_name(op.kind)}};
+        if (!op.set.empty()) o["set"] = op.set;
+        if (!op.remove.empty()) o["remove"] = op.remove;
+        if (!op.unset.empty()) o["unset"] = op.unset;
+        if (!op.params.empty()) o["params"] = op.params;
+        if (!op.command.empty()) o["command"] = op.command;
+        if (!op.by_distro.empty()) {
+            o["distro"] = nlohmann::json::array();
+            for (const auto& d : op.by_distro) o["distro"].push_back({{"ids", d.ids}, {"command", d.command}});
+        }
+        if (!op.note.empty()) o["note"] = op.note;
+        ops.push_back(o);
+    }
+    return {{"id", p.id},       {"title", p.title},           {"why", p.why},
+            {"cost", p.cost},   {"evidence", p.evidence},     {"references", p.references},
+            {"reversible", p.fully_reversible() ? "yes" : "partly"}, {"operations", ops}};
+}
+
+std::string describe_op(const patch::Operation& op) {
+    switch (op.kind) {
+    case patch::OpKind::env: {
+        std::string s = "set in the user's profile.env:";
+        for (const auto& [k, v] : op.set) s += fmt::format(" {}={}", k, v);
+        for (const auto& k : op.unset) s += fmt::format(" unset {}", k);
+        for (const auto& k : op.remove) s += fmt::format(" (forget {})", k);
+        return s;
+    }
+    case patch::OpKind::modprobe: {
+        std::string s = "write /etc/modprobe.d/rmcp-<id>.conf: options amdgpu";
+        for (const auto& [k, v] : op.params) s += fmt::format(" {}={}", k, v);
+        return s;
+    }
+    case patch::OpKind::python_hook: return "install the Python start-up hook (rmcp-startup.pth)";
+    case patch::OpKind::advisory: {
+        std::string s = "advisory (rmcp never runs it):";
+        if (!op.command.empty()) s += " " + op.command;
+        for (const auto& d : op.by_distro) s += fmt::format("\n       on {}: {}", fmt::join(d.ids, "/"), d.command);
+        return s;
+    }
+    }
+    return {};
+}
+
+int do_list(Context& ctx, const PatchOptions& po) {
+    const auto format = ctx.format({OutputFormat::text, OutputFormat::json});
+    if (!format) return fail(ctx, format.error());
+    auto set = load(ctx, po);
+    if (!set) return fail(ctx, set.error());
+    if (*format == OutputFormat::json) {
+        nlohmann::json out{{"schema_version", 1}, {"patches", nlohmann::json::array()}};
+        for (const auto& p : set->patches) out["patches"].push_back(patch_json(p));
+        fmt::print("{}\n", out.dump(2));
+        return 0;
+    }
+    std::size_t width = 2;
+    for (const auto& p : set->patches) width = std::max(width, p.id.size());
+    fmt::print("{:<{}}  {:<16}  {:<10}  {}\n", "ID", width, "EVIDENCE", "REVERSIBLE", "TITLE");
+    for (const auto& p : set->patches)
+        fmt::print("{:<{}}  {:<16}  {:<10}  {}\n", p.id, width, p.evidence, p.fully_reversible() ? "yes" : "partly",
+                   p.title);
+    return 0;
+}
+
+int do_show(Context& ctx, const PatchOptions& po) {
+    const auto format = ctx.format({OutputFormat::text, OutputFormat::json});
+    if (!format) return fail(ctx, format.error());
+    auto set = load(ctx, po);
+    if (!set) return fail(ctx, set.error());
+    const patch::Patch* p = set->find(po.ids.front());
+    if (!p) return fail(ctx, Error{"looking up patch", po.ids.front(), "no such patch (see `rmcp patch list`)", ExitCode::usage});
+    if (*format == OutputFormat::json) {
+        auto j = patch_json(*p);
+        j["schema_version"] = 1;
+        fmt::print("{}\n", j.dump(2));
+        return 0;
+    }
+    fmt::print("{}: {}\n\nwhy:        {}\ncost:       {}\nevidence:   {}\nreversible: {}\n", p->id, p->title, p->why,
+               p->cost, p->evidence,
+               p->fully_reversible() ? "yes: `rmcp patch rollback` restores every file"
+                                     : "partly: rollback restores files; advisory steps are yours to undo");
+    fmt::print("\noperations:\n");
+    unsigned n = 0;
+    for (const auto& op : p->operations) {
+        fmt::print("  {}. {}\n", ++n, describe_op(op));
+        if (!op.note.empty()) fmt::print("     note: {}\n", op.note);
+    }
+    if (!p->references.empty()) {
+        fmt::print("\nreferences:\n");
+        for (const auto& r : p->references) fmt::print("  {}\n", r);
+    }
+    return 0;
+}
+
+nlohmann::json plan_json(const patch::Plan& plan) {
+    nlohmann::json steps = nlohmann::json::array();
+    for (const auto& s : plan.steps) {
+        nlohmann::json j{{"patch", s.patch->id}, {"kind", patch::op_kind_name(s.op->kind)}, {"summary", s.summary}};
+        if (s.op->kind == patch::OpKind::advisory) {
+            j["command"] = s.advisory;
+        } else {
+            j["target"] = s.target;
+            j["system"] = s.system;
+            j["existed"] = s.existed;
+            j["in_effect"] = s.in_effect;
+            j["content"] = s.new_content;
+            j["mode"] = s.new_mode;
+        }
+        steps.push_back(j);
+    }
+    return {{"schema_version", 1}, {"patches", plan.patch_ids}, {"steps", steps}};
+}
+
+int do_plan(Context& ctx, const PatchOptions& po) {
+    const auto format = ctx.format({OutputFormat::text, OutputFormat::json});
+    if (!format) return fail(ctx, format.error());
+    auto root = ctx.open_root();
+    if (!root) return fail(ctx, root.error());
+    auto set = load(ctx, po);
+    if (!set) return fail(ctx, set.error());
+    auto plan = make_plan(ctx, *root, *set, po);
+    if (!plan) return fail(ctx, plan.error());
+    // A plan that apply would refuse says so now, not after a confirmation.
+    const auto env = process_env();
+    for (const auto& s : plan->steps)
+        if (!s.target.empty())
+            if (auto t = patch::resolve_target(*root, s.target, env); !t) return fail(ctx, t.error());
+    if (*format == OutputFormat::json)
+        fmt::print("{}\n", plan_json(*plan).dump(2));
+    else
+        fmt::print("{}", patch::render_plan(*plan));
+    return 0;
+}
+
+std::string advisories(const patch::Plan& plan) {
+    std::string out;
+    for (const auto& s : plan.steps)
+        if (s.op->kind == patch::OpKind::advisory)
+            for (const auto line : split_lines(s.advisory))
+                if (!line.empty()) out += fmt::format("  $ {}\n", line);
+    return out;
+}
+
+int do_apply(Context& ctx, const PatchOptions& po) {
+    const auto format = ctx.format({OutputFormat::text, OutputFormat::json});
+    if (!format) return fail(ctx, format.error());
+    auto root = ctx.open_root();
+    if (!root) return fail(ctx, root.error());
+    auto set = load(ctx, po);
+    if (!set) return fail(ctx, set.error());
+    auto plan = make_plan(ctx, *root, *set, po);
+    if (!plan) return fail(ctx, plan.error());
+    const auto options = apply_options(*root);
+    if (!po.yes && plan->writes() > 0) {
+        if (::isatty(STDIN_FILENO) == 0)
+            return fail(ctx, Error{"applying", fmt::format("{}", fmt::join(po.ids, " ")),
+                                   "refusing without confirmation: stdin is not a terminal; review it with "
+                                   "`rmcp patch plan`, then pass --yes",
+                                   ExitCode::usage});
+        fmt::print(stderr, "{}\nApply {} change(s)? [y/N] ", patch::render_plan(*plan), plan->writes());
+        std::string answer;
+        std::getline(std::cin, answer);
+        if (answer != "y" && answer != "Y" && answer != "yes") {
+            ctx.diag.note("nothing applied");
+            return static_cast<int>(ExitCode::usage);
+        }
+    }
+    auto outcome = patch::apply_plan(*root, *plan, options);
+    if (!outcome) return fail(ctx, outcome.error());
+    if (*format == OutputFormat::json) {
+        nlohmann::json out{{"schema_version", 1},
+                           {"transaction", outcome->txn_id.empty() ? nlohmann::json() : nlohmann::json(outcome->txn_id)},
+                           {"written", outcome->written},
+                           {"skipped", outcome->skipped},
+                           {"advisory", advisories(*plan)}};
+        fmt::print("{}\n", out.dump(2));
+        return 0;
+    }
+    if (outcome->txn_id.empty())
+        fmt::print("nothing to write: every file operation is already in effect\n");
+    else
+        fmt::print("applied transaction {}\n", outcome->txn_id);
+    for (const auto& w : outcome->written) fmt::print("  wrote {}\n", w);
+    for (const auto& s : outcome->skipped) fmt::print("  already in effect: {}\n", s);
+    if (const auto adv = advisories(*plan); !adv.empty())
+        fmt::print("run these yourself (rmcp never runs them):\n{}", adv);
+    if (!outcome->txn_id.empty()) fmt::print("undo with: rmcp patch rollback {}\n", outcome->txn_id);
+    return 0;
+}
+
+int do_rollback(Context& ctx, const PatchOptions& po) {
+    auto root = ctx.open_root();
+    if (!root) return fail(ctx, root.error());
+    const auto options = apply_options(*root);
+    auto done = patch::rollback(*root, po.txn.empty() ? std::nullopt : std::optional<std::string>(po.txn), options);
+    if (!done) return fail(ctx, done.error());
+    if (!*done) {
+        ctx.diag.note(po.txn.empty() ? "nothing to roll back" : "that transaction is already rolled back");
+        return 0;
+    }
+    fmt::print("rolled back transaction {} ({})\n", (*done)->id, fmt::join((*done)->patches, " "));
+    for (const auto& t : (*done)->targets)
+        fmt::print("  {} {}\n", t.existed ? "restored" : "removed", t.path);
+    return 0;
+}
+
+int do_status(Context& ctx) {
+    const auto format = ctx.format({OutputFormat::text, OutputFormat::json});
+    if (!format) return fail(ctx, format.error());
+    auto root = ctx.open_root();
+    if (!root) return fail(ctx, root.error());
+    const auto env = process_env();
+    auto all = patch::list_transactions(*root, env);
+    if (!all) return fail(ctx, all.error());
+    const auto state_word = [](const patch::Transaction& t) -> std::string {
+        if (t.interrupted()) return "interrupted";
+        if (t.in_progress) return "in-progress";
+        if (t.state == patch::TxnState::rolled_back && t.failed) return "failed-rolled-back";
+        return std::string(patch::txn_state_name(t.state));
+    };
+    if (*format == OutputFormat::json) {
+        nlohmann::json txns = nlohmann::json::array();
+        for (const auto& t : *all) {
+            nlohmann::json targets = nlohmann::json::array();
+            for (const auto& jt : t.targets) targets.push_back({{"path", jt.path}, {"existed", jt.existed}});
+            txns.push_back({{"id", t.id},
+                            {"state", state_word(t)},
+                            {"patches", t.patches},
+                            {"created", t.created},
+                            {"journal", root->host_path(t.journal_dir)},
+                            {"targets", targets}});
+        }
+        fmt::print("{}\n", nlohmann::json{{"schema_version", 1}, {"transactions", txns}}.dump(2));
+        return 0;
+    }
+    if (all->empty()) {
+        fmt::print("no transactions\n");
+        return 0;
+    }
+    for (const auto& t : *all) {
+        fmt::print("{}  {:<18}  {}\n", t.id, state_word(t), fmt::join(t.patches, " "));
+        for (const auto& jt : t.targets) fmt::print("    {}{}\n", jt.path, jt.existed ? "" : " (new)");
+        if (t.interrupted())
+            fmt::print("    interrupted: run `rmcp patch rollback {}` to restore every file (journal {})\n", t.id,
+                       root->host_path(t.journal_dir));
+    }
+    return 0;
+}
+
+}  // namespace
+
+void add_patch_command(CLI::App& app, Context& ctx, Action& action) {
+    static PatchOptions po;
+    auto* cmd = app.add_subcommand("patch", "Plan, apply and roll back fixes (env profiles, module options, start-up hook)");
+    cmd->require_subcommand(1);
+    cmd->add_option("--patch-dir", po.patch_dir, "Patch definitions (default: the shipped patches/)")->type_name("DIR");
+    cmd->footer("Patches are data (patches/*.toml, docs/patches.md). Journals: $XDG_STATE_HOME/rmcp, /var/lib/rmcp.");
+
+    auto* list = cmd->add_subcommand("list", "Every patch: id, evidence, reversibility, title");
+    list->callback([&] { action = [&] { return do_list(ctx, po); }; });
+
+    auto* show = cmd->add_subcommand("show", "What a patch does, why, its cost, evidence and reversibility");
+    show->add_option("id", po.ids, "Patch id")->required()->expected(1);
+    show->callback([&] { action = [&] { return do_show(ctx, po); }; });
+
+    auto* plan = cmd->add_subcommand("plan", "The exact operations and diffs of applying patches; touches nothing");
+    plan->add_option("ids", po.ids, "Patch ids")->required();
+    plan->add_option("--site-packages", po.site_packages, "Where the Python start-up hook goes")->type_name("DIR");
+    plan->callback([&] { action = [&] { return do_plan(ctx, po); }; });
+
+    auto* apply = cmd->add_subcommand("apply", "Apply patches transactionally (asks first unless --yes)");
+    apply->add_option("ids", po.ids, "Patch ids")->required();
+    apply->add_flag("-y,--yes", po.yes, "Do not ask for confirmation");
+    apply->add_option("--site-packages", po.site_packages, "Where the Python start-up hook goes")->type_name("DIR");
+    apply->callback([&] { action = [&] { return do_apply(ctx, po); }; });
+
+    auto* rollback = cmd->add_subcommand("rollback", "Restore every file of a transaction (default: the newest)");
+    rollback->add_option("txn", po.txn, "Transaction id (see `rmcp patch status`)");
+    rollback->callback([&] { action = [&] { return do_rollback(ctx, po); }; });
+
+    auto* status = cmd->add_subcommand("status", "Applied, rolled-back and interrupted transactions");
+    status->callback([&] { action = [&] { return do_status(ctx); }; });
+}
+
+}  // namespace rmcp::cli

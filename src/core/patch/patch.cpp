@@ -1,0 +1,554 @@
+#include "patch/patch.hpp"
+
+#include "facts/facts.hpp"
+#include "patch/diff.hpp"
+#include "patch/profile.hpp"
+#include "patch/toml_read.hpp"
+#include "util/strings.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+
+namespace rmcp::patch {
+
+using detail::data_error;
+using detail::line_of;
+
+std::string_view op_kind_name(OpKind k) {
+    switch (k) {
+    case OpKind::env: return "env";
+    case OpKind::modprobe: return "modprobe";
+    case OpKind::python_hook: return "python-hook";
+    case OpKind::advisory: return "advisory";
+    }
+    return "advisory";
+}
+
+bool Patch::fully_reversible() const {
+    return std::none_of(operations.begin(), operations.end(),
+                        [](const Operation& op) { return op.kind == OpKind::advisory; });
+}
+
+const Patch* PatchSet::find(std::string_view id) const {
+    for (const auto& p : patches)
+        if (p.id == id) return &p;
+    return nullptr;
+}
+
+// ---- amdgpu parameters -----------------------------------------------------------------
+
+namespace {
+enum class ParamType { integer_set, integer_range, mask, timeout_list };
+struct ParamRule {
+    std::string_view name;
+    ParamType type;
+    std::int64_t lo;
+    std::int64_t hi;
+    std::initializer_list<std::int64_t> allowed;
+    std::string_view meaning;
+};
+
+// Names from FACTS.md; ranges from the MODULE_PARM_DESC strings in amdgpu_drv.c.
+const ParamRule k_params[] = {
+    {"noretry", ParamType::integer_set, 0, 0, {-1, 0, 1}, "-1 auto, 0 retry on page faults, 1 no retry"},
+    {"vm_fragment_size", ParamType::integer_range, 4, 31, {-1}, "-1 auto, else 4..31 (bits)"},
+    {"vm_update_mode", ParamType::integer_set, 0, 0, {-1, 0, 1, 2, 3}, "-1 auto, 0 SDMA, 1 CPU gfx, 2 CPU compute, 3 both"},
+    {"vm_fault_stop", ParamType::integer_set, 0, 0, {0, 1, 2}, "0 never, 1 first fault, 2 always"},
+    {"mtype_local", ParamType::integer_set, 0, 0, {0, 1, 2}, "0 RW, 1 NC, 2 CC"},
+    {"gpu_recovery", ParamType::integer_set, 0, 0, {-1, 0, 1}, "-1 auto, 0 off, 1 on"},
+    {"sg_display", ParamType::integer_set, 0, 0, {-1, 0}, "-1 auto, 0 off"},
+    {"cwsr_enable", ParamType::integer_set, 0, 0, {0, 1}, "0 off, 1 on"},
+    {"lockup_timeout", ParamType::timeout_list, 0, 0, {}, "up to 4 comma-separated timeouts in ms (0 or -1: default)"},
+    {"ppfeaturemask", ParamType::mask, 0, 0xffffffff, {}, "a 32-bit mask, e.g. 0xfff7bfff"},
+    {"mes", ParamType::integer_set, 0, 0, {0, 1}, "0 off, 1 on"},
+};
+
+const ParamRule* find_param(std::string_view name) {
+    for (const auto& p : k_params)
+        if (p.name == name) return &p;
+    return nullptr;
+}
+
+bool is_int(std::string_view s) {
+    if (!s.empty() && s.front() == '-') s.remove_prefix(1);
+    return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+}  // namespace
+
+std::vector<std::string_view> known_amdgpu_parameters() {
+    std::vector<std::string_view> out;
+    for (const auto& p : k_params) out.push_back(p.name);
+    return out;
+}
+
+std::optional<std::string> check_amdgpu_parameter(std::string_view name, std::string_view value) {
+    const ParamRule* rule = find_param(name);
+    if (!rule) {
+        std::string names;
+        for (const auto n : known_amdgpu_parameters()) names += (names.empty() ? "" : ", ") + std::string(n);
+        return fmt::format("unknown amdgpu module parameter '{}' (known: {})", name, names);
+    }
+    const auto bad = [&] { return fmt::format("invalid value '{}' for amdgpu.{}: {}", value, name, rule->meaning); };
+    switch (rule->type) {
+    case ParamType::integer_set:
+    case ParamType::integer_range: {
+        if (!is_int(value) || value.size() > 12) return bad();
+        const auto v = std::stoll(std::string(value));
+        const bool in_set = std::find(rule->allowed.begin(), rule->allowed.end(), v) != rule->allowed.end();
+        const bool in_range = rule->type == ParamType::integer_range && v >= rule->lo && v <= rule->hi;
+        if (!in_set && !in_range) return bad();
+        return std::nullopt;
+    }
+    case ParamType::mask: {
+        std::optional<std::uint64_t> v;
+        if (value.size() > 2 && (value.substr(0, 2) == "0x" || value.substr(0, 2) == "0X"))
+            v = parse_hex(value);
+        else
+            v = parse_u64(value);
+        if (!v || *v > 0xffffffffULL) return bad();
+        return std::nullopt;
+    }
+    case ParamType::timeout_list: {
+        std::size_t parts = 0;
+        std::size_t start = 0;
+        while (true) {
+            const auto comma = value.find(',', start);
+            const auto part = value.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+            if (!is_int(part) || part.size() > 10 || std::stoll(std::string(part)) < -1) return bad();
+            ++parts;
+            if (comma == std::string_view::npos) break;
+            start = comma + 1;
+        }
+        if (parts > 4) return bad();
+        return std::nullopt;
+    }
+    }
+    return bad();
+}
+
+// ---- loading ---------------------------------------------------------------------------
+
+namespace {
+const std::regex k_patch_id{"[a-z0-9][a-z0-9-]*[a-z0-9]"};
+
+Result<Operation> parse_operation(const toml::table& t, const std::string& file, unsigned line) {
+    Operation op;
+    op.line = line;
+    auto kind = detail::req_string(t, "kind", file, line);
+    if (!kind) return kind.error();
+    auto note = detail::opt_string(t, "note", file);
+    if (!note) return note.error();
+    op.note = note->value_or("");
+    if (*kind == "env") {
+        op.kind = OpKind::env;
+        if (auto s = detail::check_keys(t, file, {"kind", "set", "unset", "remove", "note"}, "an env operation"); !s)
+            return s.error();
+        auto unset = detail::opt_string_array(t, "unset", file);
+        if (!unset) return unset.error();
+        op.unset = *unset;
+        auto set = detail::opt_string_table(t, "set", file);
+        if (!set) return set.error();
+        op.set = *set;
+        auto remove = detail::opt_string_array(t, "remove", file);
+        if (!remove) return remove.error();
+        op.remove = *remove;
+        if (op.set.empty() && op.remove.empty() && op.unset.empty())
+            return data_error(file, line, "an env operation needs 'set', 'unset' or 'remove'");
+        for (const auto& k : op.unset)
+            if (!valid_env_name(k) || op.set.count(k) != 0)
+                return data_error(file, line, fmt::format("'{}' cannot be unset here (bad name, or also set)", k));
+        for (const auto& [k, v] : op.set)
+            if (!valid_env_name(k)) return data_error(file, line, fmt::format("'{}' is not a valid variable name", k));
+        for (const auto& k : op.remove)
+            if (!valid_env_name(k)) return data_error(file, line, fmt::format("'{}' is not a valid variable name", k));
+        for (const auto& [k, v] : op.set)
+            if (v.find('\n') != std::string::npos || v.find('\0') != std::string::npos)
+                return data_error(file, line, fmt::format("the value of '{}' must be one line", k));
+    } else if (*kind == "modprobe") {
+        op.kind = OpKind::modprobe;
+        if (auto s = detail::check_keys(t, file, {"kind", "params", "note"}, "a modprobe operation"); !s) return s.error();
+        auto params = detail::opt_string_table(t, "params", file);
+        if (!params) return params.error();
+        op.params = *params;
+        if (op.params.empty()) return data_error(file, line, "a modprobe operation needs 'params'");
+        const toml::node* pnode = t.get("params");
+        for (const auto& [k, v] : op.params) {
+            const toml::node* value_node = pnode->as_table()->get(k);
+            if (auto why = check_amdgpu_parameter(k, v)) return data_error(file, line_of(*value_node), *why);
+        }
+    } else if (*kind == "python-hook") {
+        op.kind = OpKind::python_hook;
+        if (auto s = detail::check_keys(t, file, {"kind", "note"}, "a python-hook operation"); !s) return s.error();
+    } else if (*kind == "advisory") {
+        op.kind = OpKind::advisory;
+        if (auto s = detail::check_keys(t, file, {"kind", "command", "distro", "note"}, "an advisory operation"); !s)
+            return s.error();
+        auto command = detail::opt_string(t, "command", file);
+        if (!command) return command.error();
+        op.command = command->value_or("");
+        if (const toml::node* d = t.get("distro")) {
+            const auto* arr = d->as_array();
+            if (!arr) return data_error(file, line_of(*d), "'distro' must be an array of tables ([[operation.distro]])");
+            for (const auto& item : *arr) {
+                const auto* dt = item.as_table();
+                if (!dt) return data_error(file, line_of(item), "each distro entry must be a table");
+                if (auto s = detail::check_keys(*dt, file, {"ids", "command"}, "a distro entry"); !s) return s.error();
+                DistroCommand dc;
+                auto ids = detail::opt_string_array(*dt, "ids", file);
+                if (!ids) return ids.error();
+                dc.ids = *ids;
+                auto cmd = detail::req_string(*dt, "command", file, line_of(item));
+                if (!cmd) return cmd.error();
+                dc.command = *cmd;
+                if (dc.ids.empty()) return data_error(file, line_of(item), "a distro entry needs 'ids'");
+                op.by_distro.push_back(std::move(dc));
+            }
+        }
+        if (op.command.empty() && op.by_distro.empty())
+            return data_error(file, line, "an advisory operation needs 'command' or [[operation.distro]]");
+    } else {
+        return data_error(file, line,
+                          fmt::format("unknown operation kind '{}' (env, modprobe, python-hook, advisory)", *kind));
+    }
+    return op;
+}
+}  // namespace
+
+Result<Patch> parse_patch(std::string_view text, const std::string& file) {
+    auto parsed = detail::parse_toml(text, file);
+    if (!parsed) return parsed.error();
+    const toml::table& t = *parsed;
+    if (auto s = detail::check_keys(t, file, {"id", "title", "why", "cost", "evidence", "references", "operation"},
+                                    "a patch");
+        !s)
+        return s.error();
+    Patch p;
+    p.file = file;
+    for (auto [key, field] : {std::pair{"id", &p.id}, std::pair{"title", &p.title}, std::pair{"why", &p.why},
+                              std::pair{"cost", &p.cost}, std::pair{"evidence", &p.evidence}}) {
+        auto v = detail::req_string(t, key, file, 1);
+        if (!v) return v.error();
+        *field = *v;
+    }
+    if (!std::regex_match(p.id, k_patch_id))
+        return data_error(file, line_of(*t.get("id")), fmt::format("patch id '{}' must be lower-case words joined by '-'", p.id));
+    static const std::set<std::string> k_evidence{"vendor-confirmed", "user-confirmed", "reported", "hypothesis"};
+    if (k_evidence.count(p.evidence) == 0)
+        return data_error(file, line_of(*t.get("evidence")),
+                          "'evidence' must be vendor-confirmed, user-confirmed, reported or hypothesis");
+    auto refs = detail::opt_string_array(t, "references", file);
+    if (!refs) return refs.error();
+    p.references = *refs;
+    const toml::node* ops = t.get("operation");
+    if (!ops || !ops->is_array_of_tables())
+        return data_error(file, ops ? line_of(*ops) : 1, "a patch needs at least one [[operation]]");
+    for (const auto& item : *ops->as_array()) {
+        auto op = parse_operation(*item.as_table(), file, line_of(item));
+        if (!op) return op.error();
+        p.operations.push_back(std::move(*op));
+    }
+    const auto modprobe_ops = std::count_if(p.operations.begin(), p.operations.end(),
+                                            [](const Operation& o) { return o.kind == OpKind::modprobe; });
+    if (modprobe_ops > 1) return data_error(file, 1, "a patch writes one modprobe file: merge its modprobe operations");
+    return p;
+}
+
+Result<PatchSet> load_patches(const std::filesystem::path& dir) {
+    std::error_code ec;
+    std::vector<std::filesystem::path> files;
+    for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+        if (it->path().extension() == ".toml") files.push_back(it->path());
+    if (ec) return Error{"reading patch directory", dir.string(), ec.message(), ExitCode::environment, ec.value()};
+    std::sort(files.begin(), files.end());
+    PatchSet set;
+    for (const auto& path : files) {
+        std::ifstream in(path, std::ios::binary);
+        if (!in) return Error{"reading patch", path.string(), "cannot open", ExitCode::environment};
+        std::stringstream buf;
+        buf << in.rdbuf();
+        auto p = parse_patch(buf.str(), path.string());
+        if (!p) return p.error();
+        if (const Patch* other = set.find(p->id))
+            return data_error(path.string(), 1, fmt::format("patch id '{}' is also defined in {}", p->id, other->file));
+        set.patches.push_back(std::move(*p));
+    }
+    std::sort(set.patches.begin(), set.patches.end(), [](const Patch& a, const Patch& b) { return a.id < b.id; });
+    return set;
+}
+
+// ---- planning --------------------------------------------------------------------------
+
+std::string user_state_dir(const std::map<std::string, std::string>& env) {
+    const auto get = [&](const char* k) {
+        const auto it = env.find(k);
+        return it == env.end() ? std::string() : it->second;
+    };
+    std::string state = get("XDG_STATE_HOME");
+    if (state.empty() || state.front() != '/') state = get("HOME") + "/.local/state";
+    return state + "/rmcp";
+}
+
+void read_distro(const Root& root, PlanContext& ctx) {
+    auto text = root.read_file("/etc/os-release");
+    if (!text) text = root.read_file("/usr/lib/os-release");
+    if (!text) return;
+    for (const auto raw : split_lines(*text)) {
+        const auto line = trim(raw);
+        const auto eq = line.find('=');
+        if (eq == std::string_view::npos) continue;
+        const auto key = line.substr(0, eq);
+        std::string value(line.substr(eq + 1));
+        if (value.size() >= 2 && (value.front() == '"' || value.front() == '\'')) value = value.substr(1, value.size() - 2);
+        if (key == "ID") ctx.distro_id = value;
+        if (key == "ID_LIKE") {
+            std::istringstream words(value);
+            for (std::string w; words >> w;) ctx.distro_like.push_back(w);
+        }
+    }
+}
+
+std::map<std::string, std::string> machine_vars(const Facts& facts) {
+    std::map<std::string, std::string> vars;
+    // HIP numbers the GPUs it can see in KFD node order.
+    unsigned index = 0;
+    for (const auto& gpu : facts.gpus) {
+        if (!gpu.node || !gpu.visible) continue;
+        if (gpu.integrated.is_known() && !*gpu.integrated && vars.count("dgpu_index") == 0)
+            vars["dgpu_index"] = std::to_string(index);
+        ++index;
+    }
+    return vars;
+}
+
+std::string startup_hook_content() {
+    // One line: site.py executes .pth lines that start with "import". Everything is inside
+    // try/except so a missing or broken rmcp package can never break Python start-up;
+    // RMCP_STARTUP_HOOK=0 turns the hook off for one process.
+    return "# rmcp start-up hook (rmcp patch python-startup-hook; undo: rmcp patch rollback)\n"
+           "import os; exec(\"try:\\n if os.environ.get('RMCP_STARTUP_HOOK', '1') != '0':\\n"
+           "  import rmcp.torch\\n  rmcp.torch.enable()\\nexcept Exception:\\n pass\")\n";
+}
+
+bool Plan::has_system_targets() const {
+    return std::any_of(steps.begin(), steps.end(), [](const PlannedStep& s) { return s.system; });
+}
+
+std::size_t Plan::writes() const {
+    return static_cast<std::size_t>(std::count_if(steps.begin(), steps.end(), [](const PlannedStep& s) {
+        return !s.target.empty() && !s.in_effect;
+    }));
+}
+
+namespace {
+struct TargetState {
+    bool exists = false;
+    std::string content;
+    std::uint32_t mode = 0644;
+};
+
+Result<TargetState> read_target(const Root& root, const std::string& path) {
+    TargetState st;
+    auto stat = root.stat(path);
+    if (!stat) {
+        if (stat.error().os_error == ENOENT || stat.error().os_error == ENOTDIR) return st;
+        return stat.error();
+    }
+    if (stat->type != FileType::regular)
+        return Error{"planning a write to", path, "exists and is not a regular file", ExitCode::environment};
+    auto content = root.read_file(path, std::size_t{16} << 20);
+    if (!content) return content.error();
+    st.exists = true;
+    st.content = std::move(*content);
+    st.mode = stat->mode;
+    return st;
+}
+
+std::string advisory_text(const Operation& op, const PlanContext& ctx) {
+    std::vector<std::string> lines;
+    if (!op.command.empty()) lines.push_back(op.command);
+    if (!op.by_distro.empty()) {
+        const DistroCommand* chosen = nullptr;
+        std::vector<std::string> candidates{ctx.distro_id};
+        candidates.insert(candidates.end(), ctx.distro_like.begin(), ctx.distro_like.end());
+        for (const auto& id : candidates) {
+            if (id.empty() || chosen) continue;
+            for (const auto& dc : op.by_distro)
+                if (std::find(dc.ids.begin(), dc.ids.end(), id) != dc.ids.end()) {
+                    chosen = &dc;
+                    break;
+                }
+        }
+        if (chosen) {
+            lines.push_back(chosen->command);
+        } else {
+            for (const auto& dc : op.by_distro) {
+                std::string ids;
+                for (const auto& id : dc.ids) ids += (ids.empty() ? "" : ", ") + id;
+                lines.push_back(fmt::format("{}    # on {}", dc.command, ids));
+            }
+        }
+    }
+    std::string out;
+    for (const auto& l : lines) out += l + "\n";
+    return out;
+}
+
+Result<std::string> expand_placeholders(const std::string& value, const std::map<std::string, std::string>& vars,
+                                        const Patch& p) {
+    static const std::regex k_placeholder{"\\{([a-z_]+)\\}"};
+    std::string out;
+    auto begin = std::sregex_iterator(value.begin(), value.end(), k_placeholder);
+    std::size_t last = 0;
+    for (auto it = begin; it != std::sregex_iterator(); ++it) {
+        const auto& m = *it;
+        const auto found = vars.find(m[1].str());
+        if (found == vars.end())
+            return Error{"planning patch", p.id,
+                         fmt::format("it needs {{{}}}, which this machine's facts do not give", m[1].str()),
+                         ExitCode::environment};
+        out += value.substr(last, static_cast<std::size_t>(m.position(0)) - last);
+        out += found->second;
+        last = static_cast<std::size_t>(m.position(0) + m.length(0));
+    }
+    out += value.substr(last);
+    return out;
+}
+
+std::string modprobe_content(const Patch& p, const Operation& op) {
+    std::string opts;
+    for (const auto& [k, v] : op.params) opts += fmt::format(" {}={}", k, v);
+    return fmt::format("# Written by rmcp, patch {}: {}\n"
+                       "# Undo with `rmcp patch rollback`. Takes effect when amdgpu is next loaded\n"
+                       "# (most distributions: rebuild the initramfs, then reboot).\n"
+                       "options amdgpu{}\n",
+                       p.id, p.title, opts);
+}
+}  // namespace
+
+Result<Plan> make_plan(const Root& root, const PatchSet& set, const std::vector<std::string>& ids,
+                       const PlanContext& ctx) {
+    Plan plan;
+    std::map<std::string, TargetState> pending;  // state after earlier steps of this plan
+    const auto state_of = [&](const std::string& path) -> Result<TargetState> {
+        if (auto it = pending.find(path); it != pending.end()) return it->second;
+        return read_target(root, path);
+    };
+    for (const auto& id : ids) {
+        const Patch* p = set.find(id);
+        if (!p) {
+            std::string known;
+            for (const auto& q : set.patches) known += (known.empty() ? "" : ", ") + q.id;
+            return Error{"looking up patch", id, fmt::format("no such patch (known: {})", known), ExitCode::usage};
+        }
+        if (std::find(plan.patch_ids.begin(), plan.patch_ids.end(), id) != plan.patch_ids.end()) continue;
+        plan.patch_ids.push_back(id);
+        for (const auto& op : p->operations) {
+            PlannedStep step;
+            step.patch = p;
+            step.op = &op;
+            switch (op.kind) {
+            case OpKind::advisory:
+                step.advisory = advisory_text(op, ctx);
+                step.summary = "advisory: run this yourself (rmcp never runs it)";
+                plan.steps.push_back(std::move(step));
+                continue;
+            case OpKind::env: {
+                step.target = user_env_file_path(ctx.env);
+                std::string what;
+                for (const auto& [k, v] : op.set) what += fmt::format(" {}={}", k, v);
+                for (const auto& k : op.unset) what += fmt::format(" unset {}", k);
+                for (const auto& k : op.remove) what += fmt::format(" (forget {})", k);
+                step.summary = "set environment in the user's profile.env:" + what;
+                break;
+            }
+            case OpKind::modprobe: {
+                step.target = fmt::format("/etc/modprobe.d/rmcp-{}.conf", p->id);
+                std::string what;
+                for (const auto& [k, v] : op.params) what += fmt::format(" {}={}", k, v);
+                step.summary = "amdgpu module options:" + what;
+                step.system = true;
+                break;
+            }
+            case OpKind::python_hook:
+                if (ctx.site_packages.empty())
+                    return Error{"planning patch", id,
+                                 "the python start-up hook needs a site-packages directory: pass --site-packages DIR",
+                                 ExitCode::usage};
+                step.target = ctx.site_packages + "/" + std::string(k_startup_hook_name);
+                step.summary = "install the Python start-up hook (calls rmcp.torch.enable())";
+                break;
+            }
+            auto st = state_of(step.target);
+            if (!st) return st.error();
+            step.existed = st->exists;
+            step.old_content = st->content;
+            step.old_mode = st->mode;
+            step.new_mode = st->exists ? st->mode : 0644;
+            if (op.kind == OpKind::env) {
+                auto cur = parse_user_env(st->content, root.host_path(step.target));
+                if (!cur) return cur.error();
+                UserEnv next = *cur;
+                const auto drop_unset = [&](const std::string& k) {
+                    next.unset.erase(std::remove(next.unset.begin(), next.unset.end(), k), next.unset.end());
+                };
+                for (const auto& k : op.remove) {
+                    next.set.erase(k);
+                    drop_unset(k);
+                }
+                for (const auto& k : op.unset) {
+                    next.set.erase(k);
+                    drop_unset(k);
+                    next.unset.push_back(k);
+                }
+                std::sort(next.unset.begin(), next.unset.end());
+                for (const auto& [k, v] : op.set) {
+                    auto value = expand_placeholders(v, ctx.vars, *p);
+                    if (!value) return value.error();
+                    drop_unset(k);
+                    next.set[k] = *value;
+                }
+                // In effect when the variables already say so, whatever the file's layout.
+                step.in_effect = st->exists && next == *cur;
+                step.new_content = step.in_effect ? st->content : render_env_file(next);
+            } else if (op.kind == OpKind::modprobe) {
+                step.new_content = modprobe_content(*p, op);
+                step.in_effect = st->exists && st->content == step.new_content;
+            } else {
+                step.new_content = startup_hook_content();
+                step.in_effect = st->exists && st->content == step.new_content;
+            }
+            pending[step.target] = TargetState{true, step.new_content, step.new_mode};
+            plan.steps.push_back(std::move(step));
+        }
+    }
+    return plan;
+}
+
+std::string render_plan(const Plan& plan) {
+    std::string ids;
+    for (const auto& id : plan.patch_ids) ids += (ids.empty() ? "" : " ") + id;
+    std::string out = fmt::format("plan for {}: {} step(s), {} file(s) to write{}\n", ids, plan.steps.size(),
+                                  plan.writes(), plan.has_system_targets() ? ", needs root (writes under /etc)" : "");
+    unsigned n = 0;
+    for (const auto& s : plan.steps) {
+        ++n;
+        out += fmt::format("\n[{}] {} ({}): {}\n", n, s.patch->id, op_kind_name(s.op->kind), s.summary);
+        if (s.op->kind == OpKind::advisory) {
+            for (const auto line : split_lines(s.advisory))
+                if (!line.empty()) out += fmt::format("    $ {}\n", line);
+        } else if (s.in_effect) {
+            out += fmt::format("    {}: already in effect, skipped\n", s.target);
+        } else {
+            const std::string from = s.existed ? "a" + s.target : "/dev/null";
+            if (!s.existed) out += fmt::format("    create {} (mode {:04o})\n", s.target, s.new_mode);
+            out += unified_diff(s.old_content, s.new_content, from, "b" + s.target);
+        }
+        if (!s.op->note.empty()) out += fmt::format("    note: {}\n", s.op->note);
+    }
+    return out;
+}
+
+}  // namespace rmcp::patch

@@ -1,0 +1,137 @@
+// Patches as data (SPEC.md "The patch manager"): one TOML file per patch under patches/
+// (docs/patches.md), each a list of typed operations. Planning turns them into exact
+// file contents and diffs; the Applier (applier.hpp) is the only code that writes.
+#pragma once
+
+#include "root/root.hpp"
+#include "util/error.hpp"
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace rmcp {
+struct Facts;
+}
+
+namespace rmcp::patch {
+
+enum class OpKind { env, modprobe, python_hook, advisory };
+
+// An advisory command chosen by distribution (os-release ID, then ID_LIKE).
+struct DistroCommand {
+    std::vector<std::string> ids;
+    std::string command;
+};
+
+struct Operation {
+    OpKind kind = OpKind::advisory;
+    unsigned line = 0;
+    // env: variables the user's profile.env sets (`set`; values may name {placeholders}
+    // from PlanContext::vars), unsets (`unset`: `rmcp env`/`rmcp run` remove them from the
+    // environment) or stops mentioning (`remove`).
+    std::map<std::string, std::string> set;
+    std::vector<std::string> unset;
+    std::vector<std::string> remove;
+    // modprobe: amdgpu parameters for /etc/modprobe.d/rmcp-<patch id>.conf.
+    std::map<std::string, std::string> params;
+    // advisory: a command rmcp prints and never runs, fixed or per distribution.
+    std::string command;
+    std::vector<DistroCommand> by_distro;
+    std::string note;  // why / what to do after (also for the other kinds)
+};
+
+struct Patch {
+    std::string id;
+    std::string title;
+    std::string why;
+    std::string cost;
+    std::string evidence;  // vendor-confirmed | user-confirmed | reported | hypothesis
+    std::vector<std::string> references;
+    std::vector<Operation> operations;
+    std::string file;
+
+    // Whether `rmcp patch rollback` undoes all of it (advisory steps are the user's to undo).
+    [[nodiscard]] bool fully_reversible() const;
+};
+
+struct PatchSet {
+    std::vector<Patch> patches;  // sorted by id
+    [[nodiscard]] const Patch* find(std::string_view id) const;
+};
+
+Result<Patch> parse_patch(std::string_view text, const std::string& file);
+// Loads every *.toml in dir; errors name file:line (ExitCode::usage).
+Result<PatchSet> load_patches(const std::filesystem::path& dir);
+
+std::string_view op_kind_name(OpKind k);
+
+// The amdgpu module parameters rmcp may write (FACTS.md "amdgpu module parameters";
+// Linux drivers/gpu/drm/amd/amdgpu/amdgpu_drv.c) and whether `value` is valid for `name`.
+// An empty optional means valid; otherwise the reason.
+std::optional<std::string> check_amdgpu_parameter(std::string_view name, std::string_view value);
+std::vector<std::string_view> known_amdgpu_parameters();
+
+// ---- planning ------------------------------------------------------------------------
+
+// Where things are, for one invocation: the process environment (HOME, XDG_*), the
+// site-packages chosen for the startup hook, the distribution for advisory commands.
+struct PlanContext {
+    std::map<std::string, std::string> env;
+    std::string site_packages;   // logical path (inside the root); empty: not chosen
+    std::string distro_id;       // os-release ID
+    std::vector<std::string> distro_like;  // os-release ID_LIKE
+    // Values derived from this machine's facts for {placeholders} in env values:
+    // dgpu_index (HIP device index of the first discrete GPU). See machine_vars().
+    std::map<std::string, std::string> vars;
+};
+
+// The {placeholder} values a machine's facts give (only those that are known).
+std::map<std::string, std::string> machine_vars(const Facts& facts);
+
+// Reads ID / ID_LIKE from <root>/etc/os-release (then /usr/lib/os-release).
+void read_distro(const Root& root, PlanContext& ctx);
+
+struct PlannedStep {
+    const Patch* patch = nullptr;
+    const Operation* op = nullptr;
+    std::string target;          // logical absolute path; empty for advisory steps
+    bool system = false;         // under /etc: needs root
+    bool existed = false;        // target state before this step (after earlier steps)
+    std::string old_content;
+    std::uint32_t old_mode = 0;
+    std::string new_content;
+    std::uint32_t new_mode = 0644;
+    bool in_effect = false;      // nothing to do: skipped by apply
+    std::string advisory;        // advisory: the exact command(s)
+    std::string summary;         // one line: what the step does
+};
+
+struct Plan {
+    std::vector<std::string> patch_ids;
+    std::vector<PlannedStep> steps;
+    [[nodiscard]] bool has_system_targets() const;
+    [[nodiscard]] std::size_t writes() const;  // steps that would change a file
+};
+
+// Reads current target state through the Root; touches nothing.
+Result<Plan> make_plan(const Root& root, const PatchSet& set, const std::vector<std::string>& ids,
+                       const PlanContext& ctx);
+// The text of `rmcp patch plan`: operations and unified diffs.
+std::string render_plan(const Plan& plan);
+
+// The startup hook written by python-hook operations (a .pth line; Python runs lines that
+// start with "import" at start-up). It never raises: a missing rmcp package or a failing
+// enable() leaves Python start-up untouched.
+std::string startup_hook_content();
+inline constexpr std::string_view k_startup_hook_name = "rmcp-startup.pth";
+
+// State dirs for journals: $XDG_STATE_HOME/rmcp (default $HOME/.local/state/rmcp) for
+// user targets, /var/lib/rmcp for transactions with a system target (logical paths).
+std::string user_state_dir(const std::map<std::string, std::string>& env);
+inline constexpr std::string_view k_system_state_dir = "/var/lib/rmcp";
+
+}  // namespace rmcp::patch

@@ -1,0 +1,134 @@
+"""`rmcp env`: profiles printed for eval, safely quoted (issue 5)."""
+import subprocess
+
+import pytest
+
+from conftest import FIXTURES
+
+HOME = "/home/tester"
+
+NASTY = "it's \"quoted\" $HOME `cmd` \\ back\\slash; *glob* \n second line"
+
+
+def nasty_profiles(tmp_path):
+    d = tmp_path / "profiles"
+    d.mkdir()
+    (d / "a.toml").write_text('name = "default"\nrank = 0\ndescription = "d"\ncost = "none"\n')
+    (d / "b.toml").write_text(
+        'name = "nasty"\nrank = 1\nextends = "default"\ndescription = "d"\ncost = "c"\n'
+        'unset = ["GONE"]\n\n[set]\n'
+        f'NASTY = """{NASTY.replace(chr(92), chr(92) * 2).replace(chr(10), chr(92) + "n")}"""\n'
+        'PLAIN = "1"\nEMPTY = ""\n')
+    return d
+
+
+def run_sh(script, env):
+    return subprocess.run(["/bin/sh", "-c", script], capture_output=True, text=True, env=env, check=True)
+
+
+def env_dump(text):
+    """`env -0` output as a dict."""
+    out = {}
+    for item in text.split("\0"):
+        if item:
+            k, _, v = item.partition("=")
+            out[k] = v
+    return out
+
+
+def test_eval_in_sh_sets_exactly_the_profile(rmcp, tmp_path):
+    profiles = nasty_profiles(tmp_path)
+    root = tmp_path / "root"
+    root.mkdir()
+    out = rmcp("--root", root, "env", "--profile", "nasty", "--profile-dir", profiles,
+               env={"HOME": HOME}, check=0).stdout.decode()
+    script_file = tmp_path / "env.sh"
+    script_file.write_text(out)
+    base = {"PATH": "/usr/bin:/bin", "GONE": "x", "KEEP": "y"}
+    before = env_dump(subprocess.run(["/usr/bin/env", "-0"], capture_output=True, text=True, env=base).stdout)
+    after = env_dump(run_sh(f'eval "$(cat {script_file})"; /usr/bin/env -0', base).stdout)
+    for volatile in ("PWD", "SHLVL", "_", "OLDPWD"):
+        before.pop(volatile, None)
+        after.pop(volatile, None)
+    expected = dict(before)
+    del expected["GONE"]
+    expected.update({"NASTY": NASTY, "PLAIN": "1", "EMPTY": ""})
+    assert after == expected
+
+
+def test_fish_and_dotenv_quoting(rmcp, tmp_path):
+    profiles = nasty_profiles(tmp_path)
+    root = tmp_path / "root"
+    root.mkdir()
+    fish = rmcp("--root", root, "env", "--profile", "nasty", "--profile-dir", profiles, "--shell", "fish",
+                env={"HOME": HOME}, check=0).stdout.decode()
+    assert "set -e GONE\n" in fish
+    assert "set -gx PLAIN '1'\n" in fish
+    assert "set -gx NASTY 'it\\'s \"quoted\" $HOME `cmd` \\\\ back\\\\slash; *glob* \n second line'\n" in fish
+    dotenv = rmcp("--root", root, "env", "--profile", "nasty", "--profile-dir", profiles, "--shell", "dotenv",
+                  env={"HOME": HOME}, check=0).stdout.decode()
+    assert 'NASTY="it\'s \\"quoted\\" \\$HOME `cmd` \\\\ back\\\\slash; *glob* \\n second line"\n' in dotenv
+    assert 'PLAIN="1"\n' in dotenv and 'EMPTY=""\n' in dotenv
+
+
+def test_shipped_ladder_profiles(rmcp, tmp_path):
+    root = tmp_path / "root"
+    root.mkdir()
+    out = rmcp("--root", root, "env", "--profile", "miopen-conservative", env={"HOME": HOME}, check=0).stdout.decode()
+    assert out == ("export MIOPEN_DEBUG_CONV_FFT='0'\nexport MIOPEN_DEBUG_CONV_GEMM='0'\n"
+                   "export MIOPEN_DEBUG_CONV_IMPLICIT_GEMM='0'\nexport MIOPEN_DEBUG_CONV_WINOGRAD='0'\n")
+    cpu = rmcp("--root", root, "env", "--profile", "cpu", env={"HOME": HOME}, check=0).stdout.decode()
+    assert cpu == "unset HSA_OVERRIDE_GFX_VERSION\nexport CUDA_VISIBLE_DEVICES=''\nexport HIP_VISIBLE_DEVICES=''\n"
+    off = rmcp("--root", root, "env", "--profile", "miopen-off", env={"HOME": HOME}, check=0).stdout.decode()
+    assert "export RMCP_DISABLE_MIOPEN='1'\n" in off
+    assert rmcp("--root", root, "env", "--profile", "no-such", env={"HOME": HOME}).returncode == 2
+
+
+def test_isa_override_only_where_the_family_allows(rmcp):
+    def override(fixture):
+        root = FIXTURES / fixture
+        if not root.is_dir():
+            pytest.skip(f"fixture {fixture} missing")
+        proc = rmcp("--root", root, "env", "--profile", "isa-override", env={"HOME": HOME}, check=0)
+        return proc.stdout.decode(), proc.stderr.decode()
+    out, _ = override("rx6700xt-gfx1031")
+    assert out == "export HSA_OVERRIDE_GFX_VERSION='10.3.0'\n"
+    out, err = override("rx5600xt-gfx1010-rocm52")  # RDNA1: 10.3.0 is a different family
+    assert "HSA_OVERRIDE_GFX_VERSION" not in out and "no ISA-compatible override for gfx1010" in err
+    out, _ = override("rx7900xtx-gfx1100")  # natively supported: nothing
+    assert out == ""
+
+
+@pytest.mark.parametrize("fixture,profile", [
+    ("rx6700xt-gfx1031", "isa-override"),
+    ("rx7900xtx-gfx1100", "default"),
+    ("no-amdgpu", "cpu"),
+])
+def test_auto_profile_from_facts(rmcp, fixture, profile):
+    root = FIXTURES / fixture
+    if not root.is_dir():
+        pytest.skip(f"fixture {fixture} missing")
+    err = rmcp("--root", root, "env", "--profile", "auto", env={"HOME": HOME}, check=0).stderr.decode()
+    assert f"auto: profile {profile} (" in err
+
+
+def test_user_profile_env_from_applied_patches(rmcp, tmp_path):
+    root = tmp_path / "root"
+    root.mkdir()
+    env = {"HOME": HOME, "XDG_STATE_HOME": "/state"}
+    rmcp("--root", root, "patch", "apply", "--yes", "env-miopen-no-gemm", "env-unset-override", env=env, check=0)
+    out = rmcp("--root", root, "env", env=env, check=0).stdout.decode()
+    assert out == "unset HSA_OVERRIDE_GFX_VERSION\nexport MIOPEN_DEBUG_CONV_GEMM='0'\n"
+    # The profile wins over the user's file: the cpu rung still hides the GPU.
+    cpu = rmcp("--root", root, "env", "--profile", "cpu", env=env, check=0).stdout.decode()
+    assert "export HIP_VISIBLE_DEVICES=''" in cpu and "export MIOPEN_DEBUG_CONV_GEMM='0'" in cpu
+
+
+def test_malformed_profile_names_file_and_line(rmcp, tmp_path):
+    d = tmp_path / "profiles"
+    d.mkdir()
+    (d / "bad.toml").write_text('name = "x"\nrank = 0\ndescription = "d"\ncost = "c"\n[set]\n"BAD NAME" = "1"\n')
+    root = tmp_path / "root"
+    root.mkdir()
+    err = rmcp("--root", root, "env", "--profile-dir", d, env={"HOME": HOME}, check=2).stderr.decode()
+    assert f"{d}/bad.toml:5" in err and "not a valid variable name" in err
