@@ -51,6 +51,7 @@ void add_env_command(CLI::App& app, Context& ctx, Action& action);
 void add_run_command(CLI::App& app, Context& ctx, Action& action);
 void add_doctor_command(CLI::App& app, Context& ctx, Action& action);
 void add_scan_command(CLI::App& app, Context& ctx, Action& action);
+void add_explain_command(CLI::App& app, Context& ctx, Action& action);
 void add_probe_command(CLI::App& app, Context& ctx, Action& action);
 
 // Prints an error in the one message shape and returns its exit code.

@@ -54,6 +54,7 @@ int run(int argc, char** argv) {
     add_run_command(app, ctx, action);
     add_doctor_command(app, ctx, action);
     add_scan_command(app, ctx, action);
+    add_explain_command(app, ctx, action);
     add_probe_command(app, ctx, action);
 
     std::vector<std::string> help_topic;

@@ -1,0 +1,116 @@
+// `rmcp explain [FILE...|-] [--kernel-log]`: recognise known failures in logs.
+#include "context.hpp"
+
+#include "detect/detect.hpp"
+#include "explain/diagnose.hpp"
+#include "explain/kernel_log.hpp"
+#include "explain/matcher.hpp"
+#include "explain/render.hpp"
+#include "facts/facts_json.hpp"
+#include "kb/kb.hpp"
+
+#include <fmt/core.h>
+
+#include <cstdlib>
+#include <unistd.h>
+
+namespace rmcp::cli {
+
+namespace {
+
+struct ExplainOptions {
+    std::vector<std::string> inputs;
+    bool kernel_log = false;
+    bool no_facts = false;
+};
+
+int explain(Context& ctx, const ExplainOptions& opts) {
+    const auto format = ctx.format({OutputFormat::text, OutputFormat::json});
+    if (!format) return fail(ctx, format.error());
+
+    std::vector<std::string> inputs = opts.inputs;
+    if (inputs.empty() && !opts.kernel_log) {
+        // Like grep: no FILE means standard input, but never wait on a terminal.
+        if (::isatty(STDIN_FILENO))
+            return fail(ctx, Error{"reading", "standard input",
+                                   "it is a terminal; give FILE..., '-' with a pipe, or --kernel-log", ExitCode::usage});
+        inputs.emplace_back("-");
+    }
+
+    auto kb = kb::load(ctx.kb_dir());
+    if (!kb) return fail(ctx, kb.error());
+    auto set = explain::SignatureSet::compile(kb->entries);
+    if (!set) return fail(ctx, set.error());
+
+    explain::DiagnosisBuilder builder(kb->entries, *set);
+    explain::ExplainReport report;
+    std::optional<ExitCode> failure;
+    auto note_failure = [&](const Error& e) {
+        ctx.diag.error(e);
+        if (!failure) failure = e.code;
+    };
+
+    for (const auto& path : inputs) {
+        const std::string source = path == "-" ? "standard input" : path;
+        explain::LogScanner scanner(*set, builder.collector(source));
+        const auto status = explain::scan_path(path, scanner);
+        if (!status) {
+            note_failure(status.error());
+            (void)scanner.finish();  // keep what was recognised before the failure
+        }
+        builder.add_counts(source, scanner);
+        report.inputs.push_back({source, scanner.bytes(), scanner.lines(), status.ok()});
+    }
+
+    if (opts.kernel_log) {
+        auto log = explain::read_kernel_log(explain::system_command_runner());
+        if (!log) {
+            note_failure(log.error());
+        } else {
+            const std::string source = "kernel log (" + log->source + ")";
+            explain::LogScanner scanner(*set, builder.collector(source));
+            Status status = scanner.feed(log->text);
+            if (status) status = scanner.finish();
+            if (!status) note_failure(status.error());
+            builder.add_counts(source, scanner);
+            report.inputs.push_back({source, scanner.bytes(), scanner.lines(), status.ok()});
+        }
+    }
+
+    // Facts rank the causes that hold on this machine (or on --root) first.
+    nlohmann::json facts;
+    explain::AppliesFn applies;
+    if (!opts.no_facts) {
+        auto root = ctx.open_root();
+        if (!root) return fail(ctx, root.error());
+        facts = facts_to_json(detect(*root));
+        applies = explain::applies_on(facts);
+        report.facts_from = root->is_live() ? "this machine" : "--root " + root->base().string();
+    }
+    report.diagnoses = builder.rank(applies);
+
+    if (*format == OutputFormat::json)
+        fmt::print("{}\n", explain::render_json(report).dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
+    else if (!ctx.options.quiet || !report.diagnoses.empty())
+        fmt::print("{}", explain::render_text(report, ctx.style()));
+
+    if (failure) return static_cast<int>(*failure);
+    return static_cast<int>(report.diagnoses.empty() ? ExitCode::findings : ExitCode::success);
+}
+
+}  // namespace
+
+void add_explain_command(CLI::App& app, Context& ctx, Action& action) {
+    auto opts = std::make_shared<ExplainOptions>();
+    auto* cmd = app.add_subcommand("explain", "Recognise known GPU failures in logs (files, stdin, kernel log)");
+    cmd->add_option("inputs", opts->inputs, "Log files (.gz is read transparently); '-' or none: standard input")
+        ->type_name("FILE");
+    cmd->add_flag("--kernel-log", opts->kernel_log, "Also read the kernel log (journalctl -k -b, else dmesg)");
+    cmd->add_flag("--no-facts", opts->no_facts,
+                  "Do not rank by this machine's facts (for logs from another machine without a snapshot)");
+    cmd->footer("Exit codes: 0 something recognised, 1 nothing recognised, 2 unreadable log or bad "
+                "knowledge base, 3 kernel log unreadable. Formats: text (default), json. See docs/explain.md.");
+    cmd->callback([&ctx, &action, opts] { action = [&ctx, opts] { return explain(ctx, *opts); }; });
+}
+
+}  // namespace rmcp::cli

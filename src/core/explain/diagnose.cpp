@@ -1,0 +1,157 @@
+#include "explain/diagnose.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <numeric>
+
+namespace rmcp::explain {
+
+AppliesFn applies_on(const nlohmann::json& facts) {
+    return [&facts](const kb::Entry& entry) -> std::optional<bool> {
+        if (!entry.applies) return std::nullopt;
+        return !kb::evaluate(facts, entry).empty();
+    };
+}
+
+DiagnosisBuilder::DiagnosisBuilder(std::span<const kb::Entry> entries, std::shared_ptr<const SignatureSet> set)
+    : m_entries(entries), m_set(std::move(set)) {}
+
+LogScanner::Callback DiagnosisBuilder::collector(std::string source) {
+    return [this, source = std::move(source)](const Match& m) { add(source, m); };
+}
+
+void DiagnosisBuilder::add(const std::string& source, const Match& match) {
+    const auto& cs = m_set->signatures().at(match.signature);
+    auto& per = m_found[cs.entry];
+    if (per.occurrences.size() >= k_max_occurrences) return;
+    Occurrence occ;
+    occ.source = source;
+    occ.line = match.line;
+    occ.signature = cs.signature;
+    occ.excerpt = match.excerpt;
+    for (const auto k : match.context_found) occ.context_found.push_back(m_set->context_words()[cs.context_words[k]]);
+    per.occurrences.push_back(std::move(occ));
+}
+
+void DiagnosisBuilder::add_counts(const std::string& source, const LogScanner& scanner) {
+    const auto& counts = scanner.match_counts();
+    for (std::size_t i = 0; i < counts.size(); ++i)
+        if (counts[i] > 0) m_found[m_set->signatures()[i].entry].totals[source] += counts[i];
+}
+
+void DiagnosisBuilder::drop_source(const std::string& source) {
+    for (auto it = m_found.begin(); it != m_found.end();) {
+        auto& occ = it->second.occurrences;
+        occ.erase(std::remove_if(occ.begin(), occ.end(), [&](const Occurrence& o) { return o.source == source; }),
+                  occ.end());
+        it->second.totals.erase(source);
+        it = occ.empty() ? m_found.erase(it) : std::next(it);
+    }
+}
+
+namespace {
+
+bool has_context_words(const kb::Entry& e) {
+    return std::any_of(e.signatures.begin(), e.signatures.end(), [](const kb::Signature& s) { return !s.context.empty(); });
+}
+
+// 2: specific entry confirmed by context; 1: generic, or specific without context words;
+// 0: specific entry none of whose context words were found.
+int specificity(const Diagnosis& d) {
+    if (!d.entry->applies || !has_context_words(*d.entry)) return 1;
+    return d.context_found.empty() ? 0 : 2;
+}
+
+struct Ranked {
+    Diagnosis diagnosis;
+    std::size_t first_position = 0;  // order of its first occurrence among all kept ones
+};
+
+}  // namespace
+
+std::vector<Diagnosis> DiagnosisBuilder::rank(const AppliesFn& applies) const {
+    std::vector<Ranked> ranked;
+    for (const auto& [index, per] : m_found) {
+        if (per.occurrences.empty()) continue;
+        Ranked r;
+        Diagnosis& d = r.diagnosis;
+        d.entry = &m_entries[index];
+        d.occurrences = per.occurrences;
+        d.total_matches = 0;
+        for (const auto& [source, n] : per.totals) d.total_matches += n;
+        d.total_matches = std::max<std::uint64_t>(d.total_matches, d.occurrences.size());
+        for (const auto& occ : d.occurrences) {
+            if (std::find(d.signatures_matched.begin(), d.signatures_matched.end(), occ.signature) ==
+                d.signatures_matched.end())
+                d.signatures_matched.push_back(occ.signature);
+            for (const auto& word : occ.context_found)
+                if (std::find(d.context_found.begin(), d.context_found.end(), word) == d.context_found.end())
+                    d.context_found.push_back(word);
+        }
+        std::sort(d.signatures_matched.begin(), d.signatures_matched.end());
+        if (applies) d.applies_here = applies(*d.entry);
+        ranked.push_back(std::move(r));
+    }
+
+    // Where each entry first showed up: sources in the order they were fed, then line.
+    std::vector<std::string> source_order;
+    for (const auto& r : ranked)
+        for (const auto& occ : r.diagnosis.occurrences)
+            if (std::find(source_order.begin(), source_order.end(), occ.source) == source_order.end())
+                source_order.push_back(occ.source);
+    auto first_key = [&](const Diagnosis& d) {
+        std::pair<std::size_t, std::uint64_t> best{SIZE_MAX, UINT64_MAX};
+        for (const auto& occ : d.occurrences) {
+            const auto s = static_cast<std::size_t>(
+                std::find(source_order.begin(), source_order.end(), occ.source) - source_order.begin());
+            best = std::min(best, std::pair<std::size_t, std::uint64_t>{s, occ.line});
+        }
+        return best;
+    };
+
+    std::stable_sort(ranked.begin(), ranked.end(), [&](const Ranked& ra, const Ranked& rb) {
+        const auto& a = ra.diagnosis;
+        const auto& b = rb.diagnosis;
+        const bool a_applies = a.applies_here.value_or(false);
+        const bool b_applies = b.applies_here.value_or(false);
+        if (a_applies != b_applies) return a_applies;
+        if (a.context_found.size() != b.context_found.size()) return a.context_found.size() > b.context_found.size();
+        // Equal evidence in the log: an entry about a specific configuration (it has an
+        // `applies` predicate) says more than a generic log-only one matching the same text
+        // when its context words were found, and less when they were all absent.
+        if (specificity(a) != specificity(b)) return specificity(a) > specificity(b);
+        if (a.entry->severity != b.entry->severity) return a.entry->severity > b.entry->severity;
+        if (a.signatures_matched.size() != b.signatures_matched.size())
+            return a.signatures_matched.size() > b.signatures_matched.size();
+        const auto fa = first_key(a);
+        const auto fb = first_key(b);
+        if (fa != fb) return fa < fb;
+        return a.entry->id < b.entry->id;
+    });
+
+    std::vector<Diagnosis> out;
+    for (auto& r : ranked) {
+        Diagnosis& d = r.diagnosis;
+        std::vector<std::string> why;
+        if (d.applies_here == true)
+            why.emplace_back("its conditions hold on this machine");
+        else if (d.applies_here == false)
+            why.emplace_back("its conditions do not hold on this machine");
+        if (!d.context_found.empty()) {
+            std::string words;
+            for (const auto& w : d.context_found) words += (words.empty() ? "'" : ", '") + w + "'";
+            why.push_back(fmt::format("context {} near the match", words));
+        } else if (has_context_words(*d.entry)) {
+            why.emplace_back("none of its context words nearby");
+        }
+        why.push_back(fmt::format("{} of {} signature{} matched", d.signatures_matched.size(),
+                                  d.entry->signatures.size(), d.entry->signatures.size() == 1 ? "" : "s"));
+        why.push_back(fmt::format("severity {}", kb::severity_name(d.entry->severity)));
+        for (const auto& part : why) d.reason += (d.reason.empty() ? "" : "; ") + part;
+        out.push_back(std::move(d));
+    }
+    return out;
+}
+
+}  // namespace rmcp::explain

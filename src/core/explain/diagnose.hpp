@@ -1,0 +1,82 @@
+// From matches to a ranked diagnosis: which known problems a log shows, most likely first.
+//
+//   Matches (from one LogScanner per source) → DiagnosisBuilder → rank() → Diagnosis list
+//
+// Ranking (docs/explain.md, "Ranking"), in this order:
+//   1. entries whose `applies` predicate holds on the facts in use (this machine, or --root)
+//      come first: the log and the machine agree;
+//   2. more distinct context words found near the entry's matches (a fault near MIOpen
+//      frames points at the MIOpen entry, the same fault near a rocBLAS call does not);
+//   3. an entry about a specific configuration (it has an `applies` predicate) whose context
+//      words were found, then generic log-only entries, then specific entries none of whose
+//      context words were found; 4. higher severity; 5. more of the entry's signatures
+//      matched; 6. earlier first match; 7. entry id (a stable order).
+#pragma once
+
+#include "explain/matcher.hpp"
+#include "kb/kb.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace rmcp::explain {
+
+// Whether an entry's `applies` holds on the facts in use; nullopt when there are no facts
+// or the entry has no predicate (log-only entries).
+using AppliesFn = std::function<std::optional<bool>(const kb::Entry&)>;
+
+// The AppliesFn over a facts document (`detect --format json`), via the kb evaluator.
+AppliesFn applies_on(const nlohmann::json& facts);
+
+struct Occurrence {
+    std::string source;          // file path, "standard input", "kernel log (journalctl)"
+    std::uint64_t line = 0;
+    std::size_t signature = 0;   // index into the entry's signatures
+    std::vector<ExcerptLine> excerpt;  // may be empty (excerpt limit reached)
+    std::vector<std::string> context_found;  // context words seen near this match
+};
+
+struct Diagnosis {
+    const kb::Entry* entry = nullptr;
+    std::vector<Occurrence> occurrences;  // stream order per source, sources in feed order; capped
+    std::uint64_t total_matches = 0;      // every matching line, including those not kept
+    std::vector<std::size_t> signatures_matched;  // indices into entry->signatures, ascending
+    std::vector<std::string> context_found;       // distinct, in order of first appearance
+    std::optional<bool> applies_here;
+    std::string reason;  // why it ranks where it does, one line
+};
+
+class DiagnosisBuilder {
+public:
+    // `entries` must outlive the builder and the diagnoses (they point into it).
+    DiagnosisBuilder(std::span<const kb::Entry> entries, std::shared_ptr<const SignatureSet> set);
+
+    // A callback for the LogScanner of one source; matches are tagged with `source`.
+    LogScanner::Callback collector(std::string source);
+    void add(const std::string& source, const Match& match);
+    // Adds the lines the scanner of `source` matched (including those past its report
+    // limit) to the totals; call once per source after finish().
+    void add_counts(const std::string& source, const LogScanner& scanner);
+    // Forgets what one source contributed (a kernel-log reader that fell back).
+    void drop_source(const std::string& source);
+
+    [[nodiscard]] std::vector<Diagnosis> rank(const AppliesFn& applies) const;
+
+    static constexpr std::size_t k_max_occurrences = 20;  // kept per entry
+
+private:
+    std::span<const kb::Entry> m_entries;
+    std::shared_ptr<const SignatureSet> m_set;
+    struct PerEntry {
+        std::vector<Occurrence> occurrences;
+        std::map<std::string, std::uint64_t> totals;  // by source
+    };
+    std::map<std::size_t, PerEntry> m_found;  // by entry index
+};
+
+}  // namespace rmcp::explain

@@ -1,0 +1,37 @@
+// Renderers for `rmcp explain`: text for people, JSON (schema_version'd) for scripts.
+#pragma once
+
+#include "explain/diagnose.hpp"
+#include "render/style.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+namespace rmcp::explain {
+
+inline constexpr int k_explain_schema_version = 1;
+
+struct InputSummary {
+    std::string source;
+    std::uint64_t bytes = 0;
+    std::uint64_t lines = 0;
+    bool complete = true;  // false when reading it failed part-way
+};
+
+struct ExplainReport {
+    std::vector<InputSummary> inputs;
+    std::vector<Diagnosis> diagnoses;  // ranked
+    std::string facts_from;            // "this machine", "--root DIR", or "" (not used)
+};
+
+// What a terminal shows of one raw log line: ANSI escapes dropped, a progress-bar line
+// ('\r'-separated redraws) reduced to the redraw holding the match (or its last one),
+// control bytes shown as '?', invalid UTF-8 as U+FFFD.
+std::string printable_line(const ExcerptLine& line);
+
+std::string render_text(const ExplainReport& report, const Style& style);
+nlohmann::json render_json(const ExplainReport& report);
+
+}  // namespace rmcp::explain

@@ -1,0 +1,224 @@
+"""`rmcp explain`: the corpus in tests/logs, exit codes, stdin, the kernel log, JSON."""
+import gzip
+import json
+import os
+import pathlib
+import stat
+import tomllib
+
+import pytest
+
+from conftest import REPO, FIXTURES
+
+LOGS = REPO / "tests" / "logs"
+MANIFEST = tomllib.loads((LOGS / "EXPECTED.toml").read_text())["log"]
+
+
+def corpus_files():
+    return sorted(p.name for p in LOGS.iterdir() if p.name.endswith((".log", ".log.gz")))
+
+
+def kb_entries():
+    out = {}
+    for path in sorted((REPO / "kb").glob("*.toml")):
+        entry = tomllib.loads(path.read_text())
+        out[entry["id"]] = entry
+    return out
+
+
+def explain_json(rmcp, *args, check=None, **kw):
+    proc = rmcp("--format", "json", "explain", "--no-facts", *args, check=check, **kw)
+    return proc, json.loads(proc.stdout)
+
+
+def occurrence_lines(problem):
+    return {o["line"] for o in problem["occurrences"]}
+
+
+def test_every_corpus_log_is_in_the_manifest():
+    assert sorted(l["file"] for l in MANIFEST) == corpus_files()
+
+
+@pytest.mark.parametrize("log", MANIFEST, ids=lambda l: l["file"])
+def test_corpus_log_gives_expected_entries_categories_and_lines(rmcp, log):
+    expects = log.get("expect", [])
+    proc, out = explain_json(rmcp, LOGS / log["file"])
+    assert out["schema_version"] == 1
+    if not expects:
+        assert proc.returncode == 1, proc.stderr
+        assert out["problems"] == []
+        return
+    assert proc.returncode == 0, proc.stderr
+    found = {p["id"]: p for p in out["problems"]}
+    for e in expects:
+        assert e["id"] in found, (e["id"], sorted(found))
+        assert found[e["id"]]["category"] == e["category"]
+        assert set(e["lines"]) <= occurrence_lines(found[e["id"]]), (e["lines"], occurrence_lines(found[e["id"]]))
+    # Nothing beyond what the manifest expects: a signature firing on noise is a defect.
+    assert set(found) == {e["id"] for e in expects}
+    if "first" in log:
+        assert out["problems"][0]["id"] == log["first"], [p["id"] for p in out["problems"]]
+
+
+def test_every_kb_signature_matches_some_corpus_line(rmcp):
+    proc, out = explain_json(rmcp, *(LOGS / f for f in corpus_files()))
+    assert proc.returncode == 0, proc.stderr
+    matched = {(p["id"], s["index"]) for p in out["problems"] for s in p["signatures_matched"]}
+    missing = []
+    for id_, entry in kb_entries().items():
+        for i, sig in enumerate(entry.get("signatures", [])):
+            if (id_, i) not in matched:
+                missing.append(f"{id_} signature {i}: {sig['pattern']}")
+    assert not missing, "signatures with no matching line in tests/logs:\n" + "\n".join(missing)
+
+
+def test_every_category_with_signatures_has_a_corpus_log():
+    categories = {e["category"] for e in kb_entries().values() if e.get("signatures")}
+    covered = {x["category"] for l in MANIFEST for x in l.get("expect", [])}
+    assert categories <= covered, categories - covered
+
+
+def test_text_output_names_entry_location_excerpt_and_fix(rmcp):
+    proc = rmcp("explain", "--no-facts", LOGS / "miopen-failure-gemm-bwd-fault.log", check=0)
+    text = proc.stdout.decode()
+    assert text.startswith("1. rdna2-miopen-gemm-bwd-fault [miopen-failure]")
+    assert "miopen-failure-gemm-bwd-fault.log:21" in text
+    assert "> 21 | Memory access fault by GPU node-1" in text
+    assert "fix: env-miopen-no-gemm" in text
+    assert "context 'MIOpen'" in text
+    assert proc.stderr == b""
+
+
+def test_crlf_and_ansi_do_not_reach_the_excerpt(rmcp):
+    _, out = explain_json(rmcp, LOGS / "gpu-memory-fault-readonly-crlf.log", check=0)
+    for p in out["problems"]:
+        for o in p["occurrences"]:
+            for line in o["excerpt"]:
+                assert "\r" not in line["text"] and "\x1b" not in line["text"], line
+
+
+def test_progress_bar_line_shows_the_last_redraw(rmcp):
+    _, out = explain_json(rmcp, LOGS / "miopen-failure-gemm-bwd-fault.log", check=0)
+    texts = [l["text"] for o in out["problems"][0]["occurrences"] for l in o["excerpt"]]
+    assert all("\r" not in t for t in texts)
+
+
+def test_facts_from_root_rank_the_entry_that_applies_first(rmcp):
+    log = LOGS / "gpu-memory-fault-rocblas-gemm.log"
+    _, plain = explain_json(rmcp, log, check=0)
+    assert plain["problems"][0]["id"] == "memory-access-fault"
+    assert plain["facts"] is None
+    # An RX 6600 (gfx1032) run as gfx1030: the MIOpen GEMM entry holds on that machine.
+    proc = rmcp("--root", FIXTURES / "rx6600-gfx1032", "--format", "json", "explain", log, check=0)
+    ranked = json.loads(proc.stdout)
+    assert ranked["facts"].startswith("--root ")
+    ids = [p["id"] for p in ranked["problems"]]
+    assert ids[0] == "rdna2-miopen-gemm-bwd-fault", ids
+    assert ranked["problems"][0]["applies_here"] is True
+    assert "hold on this machine" in ranked["problems"][0]["reason"]
+
+
+def test_stdin_with_dash_and_without_arguments(rmcp):
+    data = (LOGS / "fork-after-init-dataloader.log").read_bytes()
+    for args in (["-"], []):
+        proc = rmcp("--format", "json", "explain", "--no-facts", *args, input=data, check=0)
+        out = json.loads(proc.stdout)
+        assert out["inputs"][0]["source"] == "standard input"
+        assert out["problems"][0]["id"] == "dataloader-fork-after-init"
+
+
+def test_gzip_on_stdin(rmcp):
+    data = (LOGS / "missing-code-object-no-binary.log.gz").read_bytes()
+    proc = rmcp("--format", "json", "explain", "--no-facts", "-", input=data, check=0)
+    assert json.loads(proc.stdout)["problems"][0]["category"] == "missing-code-object"
+
+
+def test_nothing_recognised_is_exit_1(rmcp):
+    proc = rmcp("explain", "--no-facts", LOGS / "clean-training-run.log", check=1)
+    assert b"No known problem recognised" in proc.stdout
+
+
+def test_unreadable_log_is_exit_2_with_the_one_message_shape(rmcp, tmp_path):
+    missing = tmp_path / "nope.log"
+    proc = rmcp("explain", "--no-facts", missing, check=2)
+    assert proc.stderr.decode() == f"rmcp: error: reading {missing}: No such file or directory\n"
+    proc = rmcp("explain", "--no-facts", tmp_path, check=2)
+    assert f"rmcp: error: reading {tmp_path}: Is a directory" in proc.stderr.decode()
+
+
+def test_unreadable_log_among_good_ones_still_reports_and_exits_2(rmcp, tmp_path):
+    proc = rmcp("--format", "json", "explain", "--no-facts", LOGS / "gpu-hang-hw-exception.log",
+                tmp_path / "missing.log", check=2)
+    assert json.loads(proc.stdout)["problems"][0]["id"] == "gpu-hang-ring-timeout"
+
+
+def test_corrupt_gzip_is_exit_2(rmcp, tmp_path):
+    good = gzip.compress(b"HW Exception by GPU node-1 (Agent handle: 0x1) reason :GPU Hang\n" * 1000)
+    bad = tmp_path / "cut.log.gz"
+    bad.write_bytes(good[: len(good) // 2])
+    proc = rmcp("explain", "--no-facts", bad, check=2)
+    assert proc.stderr.decode().startswith(f"rmcp: error: reading {bad}: ")
+
+
+def test_bad_format_is_usage_error(rmcp):
+    rmcp("--format", "nfd", "explain", "--no-facts", LOGS / "clean-kernel-boot.log", check=2)
+
+
+def write_tool(bindir, name, script):
+    path = bindir / name
+    path.write_text("#!/bin/sh\n" + script)
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+
+
+def fake_path(tmp_path, journalctl=None, dmesg=None):
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    # Only the fakes (and sh/cat) are on PATH: the host's real journalctl never runs.
+    for tool in ("sh", "cat"):
+        os.symlink(f"/bin/{tool}", bindir / tool)
+    if journalctl is not None:
+        write_tool(bindir, "journalctl", journalctl)
+    if dmesg is not None:
+        write_tool(bindir, "dmesg", dmesg)
+    return {"PATH": str(bindir)}
+
+
+def test_kernel_log_through_fake_journalctl(rmcp, tmp_path):
+    log = LOGS / "kernel-driver-fault-gfxhub-page-fault.log"
+    env = fake_path(tmp_path, journalctl=f'[ "$*" = "-k -b --no-pager" ] || exit 9\ncat "{log}"\n',
+                    dmesg="exit 7\n")
+    proc = rmcp("--format", "json", "explain", "--no-facts", "--kernel-log", env=env, check=0)
+    out = json.loads(proc.stdout)
+    assert out["inputs"][0]["source"] == "kernel log (journalctl -k -b)"
+    assert out["problems"][0]["id"] == "gfxhub-page-fault"
+    assert out["problems"][0]["occurrences"][0]["line"] == 2
+
+
+def test_kernel_log_falls_back_to_dmesg(rmcp, tmp_path):
+    log = LOGS / "device-access-pcie-atomics.log"
+    env = fake_path(tmp_path, journalctl='echo "-- No entries --"\n', dmesg=f'cat "{log}"\n')
+    proc = rmcp("--format", "json", "explain", "--no-facts", "--kernel-log", env=env, check=0)
+    out = json.loads(proc.stdout)
+    assert out["inputs"][0]["source"] == "kernel log (dmesg)"
+    assert out["problems"][0]["id"] == "pcie-atomics-rejected"
+
+
+def test_kernel_log_unreadable_is_an_environment_error(rmcp, tmp_path):
+    env = fake_path(tmp_path, dmesg='echo "dmesg: read kernel buffer failed: Operation not permitted" >&2\nexit 1\n')
+    proc = rmcp("explain", "--no-facts", "--kernel-log", env=env, check=3)
+    err = proc.stderr.decode()
+    assert err.startswith("rmcp: error: reading the kernel log: ")
+    assert "journalctl" in err and "dmesg exited with 1" in err
+
+
+def test_kernel_log_with_clean_boot_is_exit_1(rmcp, tmp_path):
+    env = fake_path(tmp_path, journalctl=f'cat "{LOGS / "clean-kernel-boot.log"}"\n')
+    rmcp("explain", "--no-facts", "--kernel-log", env=env, check=1)
+
+
+def test_json_is_valid_utf8_for_invalid_input(rmcp):
+    proc = rmcp("--format", "json", "explain", "--no-facts", LOGS / "out-of-memory-hipmalloc.log", check=0)
+    proc.stdout.decode("utf-8")  # raises if the JSON carried raw invalid bytes
+    out = json.loads(proc.stdout)
+    texts = [l["text"] for o in out["problems"][0]["occurrences"] for l in o["excerpt"]]
+    assert any("\ufffd" in t for t in texts)

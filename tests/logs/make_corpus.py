@@ -1,0 +1,389 @@
+#!/usr/bin/python3
+"""Writes the explain log corpus (tests/logs/*.log, *.log.gz) and its manifest EXPECTED.toml.
+
+The logs are written here by hand in the message formats of /work/shared/FACTS.md
+("Crash signatures users see"), with the noise real logs carry: timestamps, Python
+tracebacks, tqdm progress bars redrawn with '\\r', ANSI colours, CRLF line ends, a gzipped
+log, very long lines and invalid UTF-8. Nothing is pasted from issue threads.
+
+Each recognisable line is written with hit(ids, text): the generator knows where it put
+it, and EXPECTED.toml records that line number as the truth the matcher must find.
+Rerun after editing:  /usr/bin/python3 tests/logs/make_corpus.py
+"""
+import gzip
+import pathlib
+import random
+
+HERE = pathlib.Path(__file__).resolve().parent
+CATEGORY = {  # entry id -> category, as the knowledge base files say (checked by the tests)
+    "memory-access-fault": "gpu-memory-fault",
+    "rdna2-miopen-gemm-bwd-fault": "miopen-failure",
+    "override-on-supported-gpu": "config-risk",
+    "gpu-hang-ring-timeout": "gpu-hang",
+    "gfxhub-page-fault": "kernel-driver-fault",
+    "hip-invalid-device-function": "missing-code-object",
+    "rdna1-official-wheels": "missing-code-object",
+    "rdna2-no-override": "rocblas-missing-arch",
+    "miopen-first-call-find": "miopen-failure",
+    "dataloader-fork-after-init": "fork-after-init",
+    "hip-out-of-memory": "out-of-memory",
+    "kfd-no-access": "device-access",
+    "no-hip-gpus": "device-access",
+    "pcie-atomics-rejected": "device-access",
+    "amdgpu-ids-missing": "config-risk",
+    "torch-cpu-build": "install-mismatch",
+}
+
+RED, YEL, DIM, RST = "\x1b[31m", "\x1b[33m", "\x1b[2m", "\x1b[0m"
+
+
+class Log:
+    def __init__(self, name, first=None, crlf=False, gz=False, note=""):
+        self.name, self.first, self.crlf, self.gz, self.note = name, first, crlf, gz, note
+        self.lines = []    # str or bytes, one per line, without line end
+        self.hits = {}     # id -> [line numbers]
+        self.tail = b""    # bytes after the last line end (unterminated last line)
+
+    def add(self, *lines):
+        self.lines.extend(lines)
+
+    def hit(self, ids, text):
+        self.lines.append(text)
+        for i in ids:
+            self.hits.setdefault(i, []).append(len(self.lines))
+
+    def data(self):
+        end = b"\r\n" if self.crlf else b"\n"
+        out = b"".join((l if isinstance(l, bytes) else l.encode()) + end for l in self.lines)
+        return out + self.tail
+
+
+def ts(rng, base=[0.0]):
+    base[0] += rng.uniform(0.01, 2.5)
+    return f"2024-03-{11 + int(base[0] // 86400):02d} {int(base[0] // 3600) % 24:02d}:{int(base[0] // 60) % 60:02d}:{base[0] % 60:06.3f}"
+
+
+def tqdm_line(epoch, steps, rng, stop=None):
+    """One terminal line of tqdm redraws separated by '\\r' (what a captured log holds)."""
+    parts = []
+    stop = steps if stop is None else stop
+    for s in range(0, stop + 1, max(1, steps // 8)):
+        pct = 100 * s // steps
+        bar = "█" * (pct // 10) + " " * (10 - pct // 10)
+        parts.append(f"Epoch {epoch}: {pct:3d}%|{bar}| {s}/{steps} [00:{s // 10:02d}<00:{(steps - s) // 10:02d}, "
+                     f"{rng.uniform(5, 9):.2f}it/s, loss={rng.uniform(0.2, 1.5):.4f}]")
+    return "\r".join(parts)
+
+
+def training_prologue(log, rng, device="AMD Radeon RX 6700 XT", arch="gfx1030"):
+    log.add(f"{DIM}[{ts(rng)}]{RST} INFO  train.py: starting run 'resnet18-cifar10' seed=1234",
+            f"[{ts(rng)}] INFO  torch 2.3.1+rocm6.0, hip 6.0.32830, python 3.11.8",
+            f"[{ts(rng)}] INFO  device cuda:0 -> {device} ({arch}:sramecc-:xnack-), 12.0 GiB",
+            f"[{ts(rng)}] INFO  dataset: 50000 train / 10000 val images, batch 128, 4 workers",
+            "/home/ana/.venv/lib/python3.11/site-packages/torchvision/models/_utils.py:208: UserWarning: "
+            "The parameter 'pretrained' is deprecated since 0.13 and may be removed in the future, please use "
+            "'weights' instead.",
+            "  warnings.warn(")
+
+
+def epochs(log, rng, n, steps=390):
+    for e in range(n):
+        log.add(tqdm_line(e, steps, rng))
+        log.add(f"[{ts(rng)}] INFO  epoch {e}: train_loss={rng.uniform(0.3, 1.2):.4f} "
+                f"val_acc={rng.uniform(0.5, 0.9):.4f} lr=0.1 time={rng.uniform(40, 60):.1f}s")
+
+
+def traceback(log, frames, exc_lines):
+    log.add("Traceback (most recent call last):")
+    for f, line, fn, code in frames:
+        log.add(f'  File "{f}", line {line}, in {fn}', f"    {code}")
+    for l in exc_lines:
+        log.add(l)
+
+
+TORCH = "/home/ana/.venv/lib/python3.11/site-packages/torch"
+
+
+def build():
+    rng = random.Random(3540)
+    logs = []
+
+    # --- miopen-failure: the MIOpen issue 3540 shape -------------------------------------
+    log = Log("miopen-failure-gemm-bwd-fault.log", first="rdna2-miopen-gemm-bwd-fault",
+              note="fault right after MIOpen logged a GEMM backward solver: the MIOpen entry ranks first")
+    log.add("+ export HSA_OVERRIDE_GFX_VERSION=10.3.0", "+ export MIOPEN_ENABLE_LOGGING=1",
+            "+ python3 train.py --arch resnet18 --batch 128")
+    training_prologue(log, rng, "AMD Radeon RX 6700 XT", "gfx1030")
+    epochs(log, rng, 3)
+    log.add(tqdm_line(3, 390, rng, stop=200))
+    log.add("MIOpen(HIP): Info [FindSolutionsImpl] ConvDirectNaiveConvBwd, ConvBinWinogradRxSf2x3g1, GemmBwdRest",
+            "MIOpen(HIP): Info [GetSolutions] solver GemmBwdRest selected for 128x64x32x32 5x5 backward data",
+            "MIOpen(HIP): Info [Run] kernel: gemm_bwd_rest (3 launches)",
+            f"{TORCH}/autograd/graph.py:744: convolution_backward called from ConvBackward0")
+    log.hit(["rdna2-miopen-gemm-bwd-fault", "memory-access-fault"],
+            "Memory access fault by GPU node-1 (Agent handle: 0x5581f0c0a0b0) on address 0x7f4e8c200000. "
+            "Reason: Page not present or supervisor privilege.")
+    log.add("Failed to fetch queues snapshot", "GPU core dump failed",
+            "run.sh: line 12: 48211 Aborted                 (core dumped) python3 train.py --arch resnet18")
+    logs.append(log)
+
+    # --- gpu-memory-fault: the same fault, but inside a rocBLAS GEMM ----------------------
+    log = Log("gpu-memory-fault-rocblas-gemm.log", first="memory-access-fault",
+              note="same fault text, no MIOpen nearby: the generic entry ranks first")
+    training_prologue(log, rng, "AMD Radeon RX 6800 XT", "gfx1030")
+    log.add("[transformer] building 12 layers, d_model=768, heads=12")
+    epochs(log, rng, 2, steps=120)
+    for i in range(50):  # a long, boring stretch so the earlier prologue is out of every window
+        log.add(f"[{ts(rng)}] DEBUG step {i}: tokens/s={rng.uniform(9000, 11000):.0f} grad_norm={rng.uniform(0.1, 2):.3f}")
+    log.add("rocblas-trace: rocblas_gemm_ex,T,N,768,3072,4096,1,f16_r,768,f16_r,4096,0,f16_r,768,f32_r")
+    log.add("rocblas-trace: rocblas_gemm_ex,N,N,3072,768,4096,1,f16_r,3072,f16_r,4096,0,f16_r,3072,f32_r")
+    # The MIOpen entry's pattern matches this line too; without its context it ranks lower.
+    log.hit(["memory-access-fault", "rdna2-miopen-gemm-bwd-fault"],
+            "Memory access fault by GPU node-2 (Agent handle: 0x2c4e5f0) on address 0x7fe1a8000000. "
+            "Reason: Page not present or supervisor privilege.")
+    log.add("GPU core dump failed", "Aborted (core dumped)")
+    logs.append(log)
+
+    # --- gpu-memory-fault: read-only page, CRLF, ANSI colours, aperture violation --------
+    log = Log("gpu-memory-fault-readonly-crlf.log", crlf=True, first="memory-access-fault",
+              note="captured on a Windows terminal over SSH: CRLF line ends and colour codes")
+    log.add(f"{YEL}WARNING{RST} rocprofiler not found, tracing disabled")
+    for i in range(30):
+        log.add(f"{DIM}{ts(rng)}{RST} iter {i:5d} | loss {rng.uniform(1, 3):.3f} | {rng.uniform(30, 40):.1f} ms/iter")
+    log.hit(["memory-access-fault"],
+            f"{RED}Memory access fault by GPU node-1 (Agent handle: 0x55d0a1b2c3d0) on address 0x1000. "
+            f"Reason: Write access to a read-only page.{RST}")
+    log.add("Failed to fetch queues snapshot")
+    log.hit(["memory-access-fault"],
+            ":0:rocdevice.cpp            :2660: 2310474172 us: [pid:9081  tid:0x7f0a2bfff640] Callback: Queue "
+            "0x7f0a1c000000 aborting with error : HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION: The agent attempted "
+            "to access memory beyond the largest legal address. code: 0x29")
+    log.add("Aborted (core dumped)")
+    logs.append(log)
+
+    # --- config-risk: a stale override on a natively supported MI210 ---------------------
+    log = Log("config-risk-override-on-mi210.log", first="override-on-supported-gpu",
+              note="(nil) address fault with HSA_OVERRIDE_GFX_VERSION in the environment dump")
+    log.add("=== job 88123 on node gpu17 ===", "env: HSA_OVERRIDE_GFX_VERSION=10.3.0 ROCR_VISIBLE_DEVICES=0",
+            "rocm-smi: GPU[0] : card series: AMD Instinct MI210 (gfx90a)")
+    for i in range(12):
+        log.add(f"{ts(rng)} rank0 step {i * 100} loss {rng.uniform(2, 4):.4f}")
+    log.hit(["override-on-supported-gpu", "memory-access-fault"],
+            "Memory access fault by GPU node-4 (Agent handle: 0x5627a9d9c780) on address (nil). Reason: Unknown.")
+    log.add("srun: error: gpu17: task 0: Aborted (core dumped)")
+    logs.append(log)
+
+    # --- gpu-hang: ROCr HW exception -----------------------------------------------------
+    log = Log("gpu-hang-hw-exception.log", first="gpu-hang-ring-timeout")
+    training_prologue(log, rng, "AMD Radeon RX 7900 XTX", "gfx1100")
+    epochs(log, rng, 1)
+    log.hit(["gpu-hang-ring-timeout"], "HW Exception by GPU node-1 (Agent handle: 0x55b3f25e3d50) reason :GPU Hang")
+    log.add("Aborted (core dumped)")
+    logs.append(log)
+
+    # --- gpu-hang: the kernel side (journalctl -k format) --------------------------------
+    log = Log("gpu-hang-kernel-ring-timeout.log", first="gpu-hang-ring-timeout",
+              note="journalctl -k: ring timeout, then the reset")
+    host = "Mar 12 21:04:{:02d} ana-desktop kernel: "
+    log.add(host.format(1) + "[drm] PCIE GART of 512M enabled (table at 0x000000F41FEB0000).",
+            host.format(1) + "amdgpu 0000:0b:00.0: amdgpu: SMU is initialized successfully!")
+    log.hit(["gpu-hang-ring-timeout"], host.format(44) + "amdgpu 0000:0b:00.0: [drm:amdgpu_job_timedout [amdgpu]] "
+            "*ERROR* ring gfx_0.0.0 timeout, signaled seq=1083311, emitted seq=1083313")
+    log.add(host.format(44) + "amdgpu 0000:0b:00.0: [drm:amdgpu_job_timedout [amdgpu]] *ERROR* Process information: "
+            "process python3 pid 5512 thread python3 pid 5512")
+    log.hit(["gpu-hang-ring-timeout"], host.format(44) + "amdgpu 0000:0b:00.0: amdgpu: GPU reset begin!")
+    log.add(host.format(46) + "amdgpu 0000:0b:00.0: amdgpu: GPU reset(2) succeeded!")
+    logs.append(log)
+
+    # --- kernel-driver-fault: gfxhub page fault (dmesg format) ---------------------------
+    log = Log("kernel-driver-fault-gfxhub-page-fault.log", first="gfxhub-page-fault")
+    t = 812.0
+    def dm(text):
+        nonlocal t
+        t += rng.uniform(0, 0.01)
+        return f"[{t:12.6f}] {text}"
+    log.add(dm("amdgpu 0000:03:00.0: amdgpu: VRAM: 8176M 0x0000008000000000 - 0x00000081FEFFFFFF (8176M used)"))
+    log.hit(["gfxhub-page-fault"], dm("amdgpu 0000:03:00.0: amdgpu: [gfxhub] page fault (src_id:0 ring:24 vmid:3 "
+                                       "pasid:32770, for process python3 pid 4242 thread python3 pid 4242)"))
+    log.add(dm("amdgpu 0000:03:00.0: amdgpu:   in page starting at address 0x00007f4e8c200000 from client 0x1b (UTCL2)"))
+    log.hit(["gfxhub-page-fault"], dm("amdgpu 0000:03:00.0: amdgpu: GCVM_L2_PROTECTION_FAULT_STATUS:0x00301031"))
+    log.add(dm("amdgpu 0000:03:00.0: amdgpu: \t Faulty UTCL2 client ID: TCP (0x8)"),
+            dm("amdgpu 0000:03:00.0: amdgpu: \t MORE_FAULTS: 0x1"),
+            dm("amdgpu 0000:03:00.0: amdgpu: \t WALKER_ERROR: 0x0"))
+    logs.append(log)
+
+    # --- missing-code-object: RDNA1 with official wheels ---------------------------------
+    log = Log("missing-code-object-invalid-device-function.log", first="rdna1-official-wheels",
+              note="RX 5600 XT (gfx1010) with an official wheel: the RDNA1 entry's context words are nearby")
+    training_prologue(log, rng, "AMD Radeon RX 5600 XT", "gfx1010")
+    traceback(log, [("/home/ana/src/eeg/train.py", 141, "<module>", "main(args)"),
+                    ("/home/ana/src/eeg/train.py", 97, "main", "out = model(x.to(device))"),
+                    (f"{TORCH}/nn/modules/module.py", 1532, "_wrapped_call_impl", "return self._call_impl(*args, **kwargs)"),
+                    (f"{TORCH}/nn/modules/conv.py", 460, "_conv_forward", "return F.conv2d(input, weight, bias, self.stride,")],
+              [])
+    log.hit(["hip-invalid-device-function", "rdna1-official-wheels"], "RuntimeError: HIP error: invalid device function")
+    log.add("HIP kernel errors might be asynchronously reported at some other API call, so the stacktrace below "
+            "might be incorrect.", "For debugging consider passing AMD_SERIALIZE_KERNEL=3",
+            "Compile with `TORCH_USE_HIP_DSA` to enable device-side assertions.", "")
+    logs.append(log)
+
+    # --- missing-code-object: gzipped, hipErrorNoBinaryForGpu ----------------------------
+    log = Log("missing-code-object-no-binary.log.gz", gz=True, first="hip-invalid-device-function",
+              note="gzip-compressed; the gfx1012 line is 2000 lines before the error, outside every window")
+    log.add("$ rocminfo | grep gfx", "  Name:                    gfx1012", "$ python3 -c 'import torch; torch.ones(1).cuda()'")
+    for i in range(2000):
+        log.add(f"{DIM}[loader] prefetch shard {i:05d}/02000 ok{RST}")
+    log.hit(["hip-invalid-device-function", "rdna1-official-wheels"],
+            '"hipErrorNoBinaryForGpu: Unable to find code object for all current devices!"')
+    log.add("Aborted (core dumped)")
+    logs.append(log)
+
+    # --- rocblas-missing-arch: RX 6600 (gfx1032) without override ------------------------
+    log = Log("rocblas-missing-arch-gfx1032.log", first="rdna2-no-override")
+    training_prologue(log, rng, "AMD Radeon RX 6600", "gfx1032")
+    log.hit(["rdna2-no-override"], "rocBLAS error: Cannot read /opt/rocm/lib/rocblas/library/TensileLibrary.dat: "
+            "No such file or directory for GPU arch : gfx1032")
+    log.add(" List of available TensileLibrary Files : ")
+    for arch in ["gfx1030", "gfx1100", "gfx1101", "gfx1102", "gfx900", "gfx906", "gfx908", "gfx90a", "gfx940"]:
+        log.add(f'"/opt/rocm/lib/rocblas/library/TensileLibrary_lazy_{arch}.dat"')
+    log.add("Aborted (core dumped)")
+    logs.append(log)
+
+    # --- miopen-failure: first call find without the kernel database ---------------------
+    log = Log("miopen-failure-missing-kdb.log", first="miopen-first-call-find",
+              note="a long first step while MIOpen compiles kernels: the missing kdb warning explains it")
+    training_prologue(log, rng, "AMD Radeon RX 6700 XT", "gfx1030")
+    log.hit(["miopen-first-call-find"],
+            "MIOpen(HIP): Warning [SQLiteBase] Missing system database file: gfx1030_40.kdb Performance may degrade. "
+            "Please follow instructions to install: https://github.com/ROCm/MIOpen#installing-miopen-kernels-package")
+    log.add(tqdm_line(0, 390, rng, stop=1), f"[{ts(rng)}] WARN  step 0 took 412.3 s")
+    logs.append(log)
+
+    # --- fork-after-init: DataLoader workers forked after CUDA init ----------------------
+    log = Log("fork-after-init-dataloader.log", first="dataloader-fork-after-init")
+    training_prologue(log, rng)
+    traceback(log, [("/home/ana/src/seg/train.py", 210, "<module>", "for batch in loader:"),
+                    (f"{TORCH}/utils/data/dataloader.py", 631, "__next__", "data = self._next_data()"),
+                    (f"{TORCH}/utils/data/dataloader.py", 1346, "_next_data", "return self._process_data(data)"),
+                    (f"{TORCH}/_utils.py", 722, "reraise", "raise exception")],
+              ["RuntimeError: Caught RuntimeError in DataLoader worker process 0.",
+               "Original Traceback (most recent call last):",
+               f'  File "{TORCH}/utils/data/_utils/worker.py", line 308, in _worker_loop',
+               "    data = fetcher.fetch(index)",
+               f'  File "{TORCH}/cuda/__init__.py", line 288, in _lazy_init',
+               '    raise RuntimeError('])
+    log.hit(["dataloader-fork-after-init"], "RuntimeError: Cannot re-initialize CUDA in forked subprocess. To use CUDA "
+            "with multiprocessing, you must use the 'spawn' start method")
+    logs.append(log)
+
+    # --- out-of-memory: a very long OOM line after a huge config dump line ---------------
+    log = Log("out-of-memory-hip-alloc.log", first="hip-out-of-memory",
+              note="a 300 KB single-line JSON config dump, then the OOM message")
+    training_prologue(log, rng, "AMD Radeon RX 7900 XTX", "gfx1100")
+    log.add("config: {" + ", ".join(f'"layer_{i}": {{"dim": {rng.randint(64, 4096)}, "dropout": 0.1}}'
+                                    for i in range(7000)) + "}")
+    traceback(log, [("/home/ana/llm/finetune.py", 77, "<module>", "loss.backward()")], [])
+    log.hit(["hip-out-of-memory"], "torch.OutOfMemoryError: HIP out of memory. Tried to allocate 2.00 GiB. GPU 0 has a "
+            "total capacity of 23.98 GiB of which 1.23 GiB is free. Of the allocated memory 21.10 GiB is allocated "
+            "by PyTorch, and 1.20 GiB is reserved by PyTorch but unallocated. If reserved but unallocated memory is "
+            "large try setting PYTORCH_HIP_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See "
+            "documentation for Memory Management  (https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)")
+    logs.append(log)
+
+    log = Log("out-of-memory-hipmalloc.log", first="hip-out-of-memory", note="a C++ HIP program, invalid UTF-8 in its output")
+    log.add("alloc test: requesting 34359738368 bytes", b"device name: \xff\xfeRadeon\x80 (garbled by a broken locale)")
+    log.hit(["hip-out-of-memory"], "hipMalloc(&buf, bytes) failed: hipErrorOutOfMemory (out of memory) at alloc.cpp:41")
+    logs.append(log)
+
+    # --- device-access -------------------------------------------------------------------
+    log = Log("device-access-kfd-permission.log", first="kfd-no-access", note="rocminfo run by a user outside render")
+    log.add("ROCk module is loaded")
+    log.hit(["kfd-no-access"], "Unable to open /dev/kfd read-write: Permission denied")
+    log.hit(["kfd-no-access"], 'ana is not member of "render" group, the default DRM access group. Users must be a '
+            'member of the "render" group or another DRM access group in order for ROCm applications to run successfully.')
+    logs.append(log)
+
+    log = Log("device-access-no-hip-gpus.log", first="no-hip-gpus")
+    log.add("$ docker run --rm -it rocm/pytorch python3 -c 'import torch; torch.zeros(1).cuda()'")
+    traceback(log, [("<string>", 1, "<module>", ""), (f"{TORCH}/cuda/__init__.py", 314, "_lazy_init",
+                                                      "torch._C._cuda_init()")], [])
+    log.hit(["no-hip-gpus"], "RuntimeError: No HIP GPUs are available")
+    log.add("$ ./hip_bandwidth")
+    log.hit(["no-hip-gpus"], "hipGetDeviceCount failed: hipErrorNoDevice (no ROCm-capable device is detected)")
+    logs.append(log)
+
+    log = Log("device-access-pcie-atomics.log", first="pcie-atomics-rejected", note="dmesg: KFD skips the GPU")
+    log.add("[    3.912001] [drm] amdgpu kernel modesetting enabled.",
+            "[    4.100223] amdgpu 0000:0a:00.0: amdgpu: Fetched VBIOS from VFCT")
+    log.hit(["pcie-atomics-rejected"], "[    5.018823] kfd kfd: amdgpu: skipped device 1002:73df, PCI rejects atomics 730<0")
+    log.add("[    5.019011] [drm] Initialized amdgpu 3.54.0 20150101 for 0000:0a:00.0 on minor 0")
+    logs.append(log)
+
+    # --- config-risk: harmless noise -----------------------------------------------------
+    log = Log("config-risk-amdgpu-ids-noise.log", first="amdgpu-ids-missing",
+              note="harmless: every worker prints it; recognised so users stop chasing it")
+    training_prologue(log, rng)
+    for w in range(4):
+        log.hit(["amdgpu-ids-missing"], "/opt/amdgpu/share/libdrm/amdgpu.ids: No such file or directory")
+    epochs(log, rng, 2)
+    logs.append(log)
+
+    # --- install-mismatch ----------------------------------------------------------------
+    log = Log("install-mismatch-torch-cpu.log", first="torch-cpu-build")
+    traceback(log, [("/home/ana/src/demo.py", 4, "<module>", "x = torch.ones(3).cuda()"),
+                    (f"{TORCH}/cuda/__init__.py", 284, "_lazy_init",
+                     'raise AssertionError("Torch not compiled with CUDA enabled")')], [])
+    log.hit(["torch-cpu-build"], "AssertionError: Torch not compiled with CUDA enabled")
+    logs.append(log)
+
+    # --- clean logs: nothing to recognise ------------------------------------------------
+    log = Log("clean-training-run.log", note="a healthy run with all the usual noise")
+    log.add("+ export MIOPEN_FIND_MODE=FAST")
+    training_prologue(log, rng)
+    epochs(log, rng, 12)
+    log.add(f"[{ts(rng)}] INFO  saved checkpoint to runs/resnet18/epoch12.pt",
+            "MIOpen(HIP): Info [Convolution] conv2d forward using ConvBinWinogradRxSf2x3g1",
+            f"[{ts(rng)}] INFO  done in 602.1 s, best val_acc=0.9213")
+    log.tail = b"final line without newline \xe2\x9c"
+    logs.append(log)
+
+    log = Log("clean-kernel-boot.log", note="a normal amdgpu boot in the kernel log")
+    for i, text in enumerate(["[drm] amdgpu kernel modesetting enabled.",
+                              "amdgpu 0000:0b:00.0: amdgpu: Fetched VBIOS from VFCT",
+                              "amdgpu: ATOM BIOS: 113-D4120100-100",
+                              "[drm] GPU posting now...",
+                              "amdgpu 0000:0b:00.0: amdgpu: SMU is initialized successfully!",
+                              "kfd kfd: amdgpu: added device 1002:73df",
+                              "[drm] Initialized amdgpu 3.54.0 20150101 for 0000:0b:00.0 on minor 0"]):
+        log.add(f"[    {3.9 + i * 0.1:.6f}] {text}")
+    logs.append(log)
+    return logs
+
+
+def main():
+    logs = build()
+    manifest = ["# Generated by make_corpus.py: edit the generator, not this file.",
+                "# For each log: the entries `rmcp explain --no-facts` must recognise, their",
+                "# categories, the lines the generator put their messages on, and which entry must",
+                "# rank first. A log with no [[log.expect]] must give exit 1 (nothing recognised).", ""]
+    for log in logs:
+        data = log.data()
+        path = HERE / log.name
+        if log.gz:
+            path.write_bytes(gzip.compress(data, mtime=0))
+        else:
+            path.write_bytes(data)
+        manifest += ["[[log]]", f'file = "{log.name}"']
+        if log.note:
+            manifest.append(f'note = "{log.note}"')
+        if log.first:
+            manifest.append(f'first = "{log.first}"')
+        for id_, lines in sorted(log.hits.items()):
+            manifest += ["[[log.expect]]", f'id = "{id_}"', f'category = "{CATEGORY[id_]}"',
+                         f"lines = {lines}"]
+        manifest.append("")
+    (HERE / "EXPECTED.toml").write_text("\n".join(manifest))
+
+
+if __name__ == "__main__":
+    main()
