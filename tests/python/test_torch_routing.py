@@ -335,3 +335,12 @@ def test_enable_before_torch_is_imported():
     env["PYTHONPATH"] = str(REPO / "python")
     proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-2000:]
+
+
+def test_warns_when_the_profile_hides_the_gpu(monkeypatch):
+    monkeypatch.delenv("HIP_VISIBLE_DEVICES", raising=False)
+    with pytest.warns(RuntimeWarning, match="hides every GPU"):
+        rt.enable(profile={"HIP_VISIBLE_DEVICES": "", "CUDA_VISIBLE_DEVICES": ""}, policy="never")
+    assert os.environ["HIP_VISIBLE_DEVICES"] == ""
+    rt.disable()
+    assert "HIP_VISIBLE_DEVICES" not in os.environ

@@ -279,6 +279,10 @@ def enable(profile="auto", fault_map=None, policy="map", *, devices=("cuda",), w
     if _state.enabled:
         disable()
 
+    if any(changes.get(name) == "" for name in ("HIP_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES")):
+        warnings.warn(f"rmcp.torch.enable(profile={profile!r}): the profile hides every GPU (rmcp's cpu rung, "
+                      "chosen by `auto` when detect finds no usable AMD GPU); pass profile=None to leave "
+                      "the environment alone", RuntimeWarning, stacklevel=2)
     _apply_environment(changes)
 
     import multiprocessing
