@@ -344,3 +344,22 @@ def test_warns_when_the_profile_hides_the_gpu(monkeypatch):
     assert os.environ["HIP_VISIBLE_DEVICES"] == ""
     rt.disable()
     assert "HIP_VISIBLE_DEVICES" not in os.environ
+
+
+@pytest.mark.parametrize("fixture, device, reason", [
+    ("kfd-no-access", "cpu", "kfd-no-access"),          # a critical finding: stay off the GPU
+    ("rx7900xtx-gfx1100", "cuda", "nothing critical"),  # an officially supported card
+])
+def test_safeguard_with_the_real_rmcp_doctor(fixture, device, reason, monkeypatch):
+    """The contract with `rmcp doctor --format json` on fixture systems (RMCP_ROOT), with
+    torch made to look like a ROCm build that sees one GPU (this machine has neither)."""
+    binary = REPO_BUILD / "rmcp"
+    if not binary.exists():
+        pytest.fail(f"{binary} is missing: run scripts/setup.sh first")
+    monkeypatch.setenv("RMCP_BIN", str(binary))
+    monkeypatch.setenv("RMCP_DATA_DIR", str(REPO))
+    monkeypatch.setenv("RMCP_ROOT", str(REPO / "tests" / "fixtures" / fixture))
+    monkeypatch.setattr(torch.version, "hip", "6.1.40091", raising=False)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    chosen, why = rt.safeguard(prefer_gpu=True)
+    assert chosen == device and reason in why, why
