@@ -202,3 +202,16 @@ def test_bisect_reports_when_no_configuration_passes(rmcp, catalogue):
     b = json.loads(proc.stdout)["bisect"]
     assert b["found"] is False and b["child_runs"] == 1
     assert "no combination of the 10 switches" in b["note"]
+
+
+def test_bisect_uses_the_isa_family_override_from_the_profiles(rmcp):
+    # The shipped switches on a gfx1031 machine (fixture): the override switch takes its value
+    # from profiles/10-isa-override.toml. The planted fault needs the card run as gfx1030.
+    inject = {"faults": [{"failure": "crash", "unless": {"HSA_OVERRIDE_GFX_VERSION": "10.3.0"}}]}
+    proc = rmcp("--root", REPO / "tests" / "fixtures" / "rx6700xt-gfx1031", "probe", "--python", PYTHON,
+                "--scenario", "conv2d-depthwise-b1-fwd-fp32", "--bisect", "--repeat", "1", "--warmup", "0",
+                "--format", "json", env={"RMCP_PROBE_INJECT": json.dumps(inject)}, check=0)
+    b = json.loads(proc.stdout)["bisect"]
+    assert b["minimal"] == ["override-family"]
+    assert b["fastest_env"] == {"HSA_OVERRIDE_GFX_VERSION": "10.3.0"}
+    assert b["child_runs"] <= bound(1, n=11)

@@ -52,7 +52,9 @@ std::string describe(const RunResult& r) {
     if (r.outcome == Outcome::ok) return fmt::format("ok {:.3g} ms", r.median_ms);
     if (!r.detail.empty()) out += fmt::format(" ({})", r.detail);
     if (!r.kb_entry.empty()) out += fmt::format(" [{}]", r.kb_entry);
-    if (!r.message.empty() && r.outcome != Outcome::unsupported) out += ": " + r.message.substr(0, 160);
+    // A wrong answer's detail already says how wrong; the worker's message repeats it.
+    if (!r.message.empty() && r.outcome != Outcome::unsupported && r.outcome != Outcome::wrong)
+        out += ": " + r.message.substr(0, 160);
     return out;
 }
 
