@@ -7,6 +7,7 @@
 #include "facts/facts.hpp"
 #include "patch/applier.hpp"
 #include "patch/patch.hpp"
+#include "patch/profile.hpp"
 #include "util/strings.hpp"
 
 #include <fmt/core.h>
@@ -107,8 +108,11 @@ Result<patch::Plan> make_plan(Context& ctx, const Root& root, const patch::Patch
         if (const auto* p = set.find(id))
             for (const auto& op : p->operations) needs_site = needs_site || op.kind == patch::OpKind::python_hook;
     if (needs_site && pc.site_packages.empty()) pc.site_packages = default_site_packages(root, pc.env);
-    pc.vars = patch::machine_vars(detect(root));
-    (void)ctx;
+    const Facts facts = detect(root);
+    pc.vars = patch::machine_vars(facts);
+    // The per-node override uses the same ISA-family rules as the isa-override rung.
+    if (auto profiles = patch::load_profiles(ctx.data_dir() / "profiles"))
+        pc.derived = patch::machine_derived(facts, profiles->find("isa-override"));
     return patch::make_plan(root, set, po.ids, pc);
 }
 
@@ -120,6 +124,8 @@ nlohmann::json patch_json(const patch::Patch& p) {
         if (!op.remove.empty()) o["remove"] = op.remove;
         if (!op.unset.empty()) o["unset"] = op.unset;
         if (!op.params.empty()) o["params"] = op.params;
+        if (!op.file.empty()) o["file"] = op.file;
+        if (!op.derived.empty()) o["derived"] = op.derived;
         if (!op.command.empty()) o["command"] = op.command;
         if (!op.by_distro.empty()) {
             o["distro"] = nlohmann::json::array();

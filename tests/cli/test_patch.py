@@ -114,7 +114,7 @@ def test_plan_touches_nothing_and_shows_diffs(rmcp, tmp_path):
     assert not (root / "state/rmcp").exists()
     assert f"--- a{ENV_FILE}" in out and f"+++ b{ENV_FILE}" in out
     assert "+export MIOPEN_DEBUG_CONV_GEMM='0'" in out
-    assert "--- /dev/null\n+++ b/etc/modprobe.d/rmcp-modprobe-cwsr-disable.conf" in out
+    assert "--- /dev/null\n+++ b/etc/modprobe.d/rmcp-cwsr.conf" in out
     assert "+options amdgpu cwsr_enable=0" in out
     assert "$ sudo update-initramfs -u" in out  # Debian tree: the Debian command only
     assert "dracut" not in out
@@ -125,7 +125,7 @@ def test_apply_then_rollback_is_byte_identical(rmcp, tmp_path):
     before = tree_hash(root)
     out = apply(rmcp, root, MULTI, check=0).stdout.decode()
     assert "applied transaction" in out and "sudo update-initramfs -u" in out
-    assert (root / "etc/modprobe.d/rmcp-modprobe-cwsr-disable.conf").read_text().endswith(
+    assert (root / "etc/modprobe.d/rmcp-cwsr.conf").read_text().endswith(
         "options amdgpu cwsr_enable=0\n")
     env_text = (root / ENV_FILE.lstrip("/")).read_text()
     assert "export KEEP_ME='yes'" in env_text and "export MIOPEN_DEBUG_CONV_GEMM='0'" in env_text
@@ -208,7 +208,7 @@ def test_incomplete_rollback_exits_5_and_says_what_to_do(rmcp, tmp_path):
     err = proc.stderr.decode()
     txn = rmcp.json("--root", root, "patch", "status", env=penv())["transactions"][0]
     assert txn["state"] == "interrupted"
-    assert ENV_FILE in err and "/etc/modprobe.d/rmcp-modprobe-cwsr-disable.conf" in err
+    assert ENV_FILE in err and "/etc/modprobe.d/rmcp-cwsr.conf" in err
     assert txn["journal"] in err
     assert f"rmcp --root {root} patch rollback {txn['id']}" in err
     patch(rmcp, root, "rollback", txn["id"], check=0)
@@ -227,7 +227,7 @@ def test_not_root_for_etc_is_refused(rmcp, tmp_path):
 
 def test_symlink_out_of_the_root_is_refused(rmcp, tmp_path):
     root = make_tree(tmp_path)
-    (root / "etc/modprobe.d/rmcp-modprobe-cwsr-disable.conf").symlink_to("/etc/passwd")
+    (root / "etc/modprobe.d/rmcp-cwsr.conf").symlink_to("/etc/passwd")
     before = tree_hash(root)
     err = apply(rmcp, root, ["modprobe-cwsr-disable"], check=2).stderr.decode()
     assert "outside the root" in err
@@ -237,9 +237,9 @@ def test_symlink_out_of_the_root_is_refused(rmcp, tmp_path):
 def test_symlink_to_a_file_outside_the_allowlist_is_refused(rmcp, tmp_path):
     root = make_tree(tmp_path)
     (root / "etc/shadow").write_text("secret\n")
-    (root / "etc/modprobe.d/rmcp-modprobe-cwsr-disable.conf").symlink_to("../shadow")
+    (root / "etc/modprobe.d/rmcp-cwsr.conf").symlink_to("../shadow")
     err = apply(rmcp, root, ["modprobe-cwsr-disable"], check=2).stderr.decode()
-    assert "rmcp: error: refusing target /etc/modprobe.d/rmcp-modprobe-cwsr-disable.conf" in err
+    assert "rmcp: error: refusing target /etc/modprobe.d/rmcp-cwsr.conf" in err
     assert "outside the allowlist" in err
     assert (root / "etc/shadow").read_text() == "secret\n"
 
@@ -362,6 +362,7 @@ GOLDEN_PLANS = [
     ("kfd-no-access", "advise-render-group", HOME),
     ("laptop-780m-gfx1103", "python-spawn-hook", "/home/lee"),  # the venv PyTorch detect finds
     ("desktop-igpu-dgpu", "env-hip-visible-dgpu", HOME),
+    ("desktop-igpu-dgpu", "env-override-per-node", HOME),  # gfx1100 + gfx1036: only node 2
 ]
 
 
@@ -377,3 +378,21 @@ def test_golden_plans(rmcp, fixture, patch_id, home):
         golden.parent.mkdir(parents=True, exist_ok=True)
         golden.write_text(out)
     assert out == golden.read_text()
+
+
+def test_per_node_override_needs_a_gpu_that_wants_one(rmcp):
+    root = FIXTURES / "rx7900xtx-gfx1100"
+    if not root.is_dir():
+        pytest.skip("fixture missing")
+    err = rmcp("--root", root, "patch", "plan", "env-override-per-node", env={"HOME": HOME}, check=3).stderr.decode()
+    assert "no GPU on this machine needs the per-node-override variables" in err
+
+
+def test_clean_library_path_keeps_non_rocm_entries(rmcp, tmp_path):
+    root = make_tree(tmp_path)
+    # detect reads the environment of the machine described by the root (its /proc/self/environ).
+    (root / "proc/self").mkdir(parents=True)
+    (root / "proc/self/environ").write_bytes(
+        b"LD_LIBRARY_PATH=/opt/rocm-6.2/lib:/usr/local/lib:/custom/rocm/lib64:/opt/rocm/lib\0ROCM_PATH=/custom/rocm\0")
+    out = patch(rmcp, root, "plan", "env-clean-library-path", check=0).stdout.decode()
+    assert "+export LD_LIBRARY_PATH='/usr/local/lib'" in out and "+unset ROCM_PATH" in out

@@ -55,10 +55,11 @@ std::vector<Edit> edit_script(const std::vector<std::string_view>& a, const std:
     while (i < n || j < m) {
         if (i < n && j < m && a[i] == b[j]) {
             out.push_back({Tag::same, i++, j++});
-        } else if (j < m && (i == n || lcs[i][j + 1] >= lcs[i + 1][j])) {
-            out.push_back({Tag::add, i, j++});
-        } else {
+        } else if (i < n && (j == m || lcs[i + 1][j] >= lcs[i][j + 1])) {
+            // Deletions before insertions, as diff(1) prints them.
             out.push_back({Tag::del, i++, j});
+        } else {
+            out.push_back({Tag::add, i, j++});
         }
     }
     return out;

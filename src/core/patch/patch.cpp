@@ -144,8 +144,15 @@ Result<Operation> parse_operation(const toml::table& t, const std::string& file,
     op.note = note->value_or("");
     if (*kind == "env") {
         op.kind = OpKind::env;
-        if (auto s = detail::check_keys(t, file, {"kind", "set", "unset", "remove", "note"}, "an env operation"); !s)
+        if (auto s = detail::check_keys(t, file, {"kind", "set", "unset", "remove", "derived", "note"},
+                                        "an env operation");
+            !s)
             return s.error();
+        auto derived = detail::opt_string(t, "derived", file);
+        if (!derived) return derived.error();
+        op.derived = derived->value_or("");
+        if (!op.derived.empty() && op.derived != "per-node-override")
+            return data_error(file, line, fmt::format("unknown derived set '{}' (per-node-override)", op.derived));
         auto unset = detail::opt_string_array(t, "unset", file);
         if (!unset) return unset.error();
         op.unset = *unset;
@@ -155,7 +162,7 @@ Result<Operation> parse_operation(const toml::table& t, const std::string& file,
         auto remove = detail::opt_string_array(t, "remove", file);
         if (!remove) return remove.error();
         op.remove = *remove;
-        if (op.set.empty() && op.remove.empty() && op.unset.empty())
+        if (op.set.empty() && op.remove.empty() && op.unset.empty() && op.derived.empty())
             return data_error(file, line, "an env operation needs 'set', 'unset' or 'remove'");
         for (const auto& k : op.unset)
             if (!valid_env_name(k) || op.set.count(k) != 0)
@@ -169,7 +176,14 @@ Result<Operation> parse_operation(const toml::table& t, const std::string& file,
                 return data_error(file, line, fmt::format("the value of '{}' must be one line", k));
     } else if (*kind == "modprobe") {
         op.kind = OpKind::modprobe;
-        if (auto s = detail::check_keys(t, file, {"kind", "params", "note"}, "a modprobe operation"); !s) return s.error();
+        if (auto s = detail::check_keys(t, file, {"kind", "params", "file", "note"}, "a modprobe operation"); !s)
+            return s.error();
+        auto mfile = detail::opt_string(t, "file", file);
+        if (!mfile) return mfile.error();
+        op.file = mfile->value_or("");
+        static const std::regex k_modprobe_name{"rmcp-[a-z0-9][a-z0-9-]*\\.conf"};
+        if (!op.file.empty() && !std::regex_match(op.file, k_modprobe_name))
+            return data_error(file, line_of(*t.get("file")), "'file' must be named rmcp-<name>.conf");
         auto params = detail::opt_string_table(t, "params", file);
         if (!params) return params.error();
         op.params = *params;
@@ -312,22 +326,53 @@ void read_distro(const Root& root, PlanContext& ctx) {
 
 std::map<std::string, std::string> machine_vars(const Facts& facts) {
     std::map<std::string, std::string> vars;
-    // HIP numbers the GPUs it can see in KFD node order.
+    // HIP numbers the GPUs it can see in KFD node order (docs/kb-format.md, env-hip-visible-dgpu).
     unsigned index = 0;
+    std::string dgpus;
     for (const auto& gpu : facts.gpus) {
         if (!gpu.node || !gpu.visible) continue;
-        if (gpu.integrated.is_known() && !*gpu.integrated && vars.count("dgpu_index") == 0)
-            vars["dgpu_index"] = std::to_string(index);
+        if (gpu.integrated.is_known() && !*gpu.integrated) dgpus += (dgpus.empty() ? "" : ",") + std::to_string(index);
         ++index;
     }
+    if (!dgpus.empty()) vars["dgpu_indices"] = dgpus;
+    // LD_LIBRARY_PATH without the entries under a ROCm prefix (/opt/rocm*, $ROCM_PATH).
+    if (const auto it = facts.env.find("LD_LIBRARY_PATH"); it != facts.env.end()) {
+        const auto rocm = facts.env.find("ROCM_PATH");
+        std::string kept;
+        std::size_t start = 0;
+        while (start <= it->second.size()) {
+            auto end = it->second.find(':', start);
+            if (end == std::string::npos) end = it->second.size();
+            const std::string dir = it->second.substr(start, end - start);
+            const bool rocm_dir = dir.rfind("/opt/rocm", 0) == 0 ||
+                                  (rocm != facts.env.end() && !rocm->second.empty() && dir.rfind(rocm->second, 0) == 0);
+            if (!dir.empty() && !rocm_dir) kept += (kept.empty() ? "" : ":") + dir;
+            start = end + 1;
+        }
+        vars["ld_library_path_without_rocm"] = kept;
+    }
     return vars;
+}
+
+std::map<std::string, std::map<std::string, std::string>> machine_derived(const Facts& facts,
+                                                                          const Profile* override_profile) {
+    std::map<std::string, std::map<std::string, std::string>> out;
+    if (!override_profile) return out;
+    auto& per_node = out["per-node-override"];
+    for (const auto& gpu : facts.gpus) {
+        if (!gpu.node || !gpu.gfx_target || gpu.officially_supported.value_or(true)) continue;
+        for (const auto& rule : override_profile->gfx_override)
+            if (std::find(rule.targets.begin(), rule.targets.end(), *gpu.gfx_target) != rule.targets.end())
+                per_node[fmt::format("HSA_OVERRIDE_GFX_VERSION_{}", *gpu.node)] = rule.value;
+    }
+    return out;
 }
 
 std::string startup_hook_content() {
     // One line: site.py executes .pth lines that start with "import". Everything is inside
     // try/except so a missing or broken rmcp package can never break Python start-up;
     // RMCP_STARTUP_HOOK=0 turns the hook off for one process.
-    return "# rmcp start-up hook (rmcp patch python-startup-hook; undo: rmcp patch rollback)\n"
+    return "# rmcp start-up hook, written by `rmcp patch apply` (undo: rmcp patch rollback)\n"
            "import os; exec(\"try:\\n if os.environ.get('RMCP_STARTUP_HOOK', '1') != '0':\\n"
            "  import rmcp.torch\\n  rmcp.torch.enable()\\nexcept Exception:\\n pass\")\n";
 }
@@ -465,7 +510,8 @@ Result<Plan> make_plan(const Root& root, const PatchSet& set, const std::vector<
                 break;
             }
             case OpKind::modprobe: {
-                step.target = fmt::format("/etc/modprobe.d/rmcp-{}.conf", p->id);
+                step.target = op.file.empty() ? fmt::format("/etc/modprobe.d/rmcp-{}.conf", p->id)
+                                              : "/etc/modprobe.d/" + op.file;
                 std::string what;
                 for (const auto& [k, v] : op.params) what += fmt::format(" {}={}", k, v);
                 step.summary = "amdgpu module options:" + what;
@@ -504,7 +550,16 @@ Result<Plan> make_plan(const Root& root, const PatchSet& set, const std::vector<
                     next.unset.push_back(k);
                 }
                 std::sort(next.unset.begin(), next.unset.end());
-                for (const auto& [k, v] : op.set) {
+                std::map<std::string, std::string> to_set = op.set;
+                if (!op.derived.empty()) {
+                    const auto d = ctx.derived.find(op.derived);
+                    if (d == ctx.derived.end() || d->second.empty())
+                        return Error{"planning patch", p->id,
+                                     fmt::format("no GPU on this machine needs the {} variables", op.derived),
+                                     ExitCode::environment};
+                    to_set.insert(d->second.begin(), d->second.end());
+                }
+                for (const auto& [k, v] : to_set) {
                     auto value = expand_placeholders(v, ctx.vars, *p);
                     if (!value) return value.error();
                     drop_unset(k);

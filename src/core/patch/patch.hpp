@@ -36,8 +36,12 @@ struct Operation {
     std::map<std::string, std::string> set;
     std::vector<std::string> unset;
     std::vector<std::string> remove;
-    // modprobe: amdgpu parameters for /etc/modprobe.d/rmcp-<patch id>.conf.
+    // modprobe: amdgpu parameters for /etc/modprobe.d/<file> (default rmcp-<patch id>.conf).
     std::map<std::string, std::string> params;
+    std::string file;
+    // env: a set of variables computed from the machine's facts (PlanContext::derived),
+    // e.g. "per-node-override": HSA_OVERRIDE_GFX_VERSION_<node> per GPU that needs one.
+    std::string derived;
     // advisory: a command rmcp prints and never runs, fixed or per distribution.
     std::string command;
     std::vector<DistroCommand> by_distro;
@@ -85,12 +89,21 @@ struct PlanContext {
     std::string distro_id;       // os-release ID
     std::vector<std::string> distro_like;  // os-release ID_LIKE
     // Values derived from this machine's facts for {placeholders} in env values:
-    // dgpu_index (HIP device index of the first discrete GPU). See machine_vars().
+    // dgpu_indices (HIP ordinals of the discrete GPUs, comma-separated),
+    // ld_library_path_without_rocm. See machine_vars().
     std::map<std::string, std::string> vars;
+    // Named variable sets derived from facts for env operations with `derived = NAME`.
+    std::map<std::string, std::map<std::string, std::string>> derived;
 };
 
 // The {placeholder} values a machine's facts give (only those that are known).
 std::map<std::string, std::string> machine_vars(const Facts& facts);
+// "per-node-override": for each GPU outside AMD's support list whose ISA family has a
+// supported member (the rules of the profile `override_profile`, normally isa-override),
+// HSA_OVERRIDE_GFX_VERSION_<KFD node> = that member's version (ROCm >= 6.2 reads it).
+struct Profile;
+std::map<std::string, std::map<std::string, std::string>> machine_derived(const Facts& facts,
+                                                                          const Profile* override_profile);
 
 // Reads ID / ID_LIKE from <root>/etc/os-release (then /usr/lib/os-release).
 void read_distro(const Root& root, PlanContext& ctx);
