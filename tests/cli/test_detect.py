@@ -219,3 +219,53 @@ def test_help_unknown_command(rmcp):
 def test_version(rmcp):
     out = rmcp("--version", check=0).stdout.decode().strip()
     assert re.fullmatch(r"rmcp \d+\.\d+\.\d+\S*", out), out
+
+
+# --- ROCm version sources, on variants of the fixtures ------------------------------------------
+
+def _variant(tmp_path, name):
+    root = tmp_path / name
+    shutil.copytree(FIXTURES / name, root, symlinks=True)
+    return root
+
+
+def test_rocm_version_from_rocm_header_when_info_missing(rmcp, tmp_path):
+    root = _variant(tmp_path, "rx5600xt-gfx1010-rocm52")
+    (root / "opt/rocm-5.2.3/.info/version").unlink()
+    rocm = rmcp.json("detect", "--root", root)["rocm"]
+    assert [(r["path"], r["version"], r["version_source"]) for r in rocm] == [
+        ("/opt/rocm-5.2.3", "5.2.3", "/opt/rocm-5.2.3/include/rocm-core/rocm_version.h")]
+
+
+def test_rocm_version_from_hip_header_is_major_minor(rmcp, tmp_path):
+    # HIP_VERSION_PATCH is a build number (21153), not ROCm's patch level.
+    root = _variant(tmp_path, "rx5600xt-gfx1010-rocm52")
+    (root / "opt/rocm-5.2.3/.info/version").unlink()
+    (root / "opt/rocm-5.2.3/include/rocm-core/rocm_version.h").unlink()
+    rocm = rmcp.json("detect", "--root", root)["rocm"]
+    assert rocm[0]["version"] == "5.2"
+    assert rocm[0]["version_source"] == "/opt/rocm-5.2.3/include/hip/hip_version.h"
+
+
+def test_usr_rocm_without_dpkg_uses_headers(rmcp, tmp_path):
+    root = _variant(tmp_path, "debian-rocm-cpu-torch")
+    (root / "var/lib/dpkg/status").unlink()
+    rocm = rmcp.json("detect", "--root", root)["rocm"]
+    assert [(r["path"], r["kind"], r["version"]) for r in rocm] == [("/usr", "debian", "5.2")]
+
+
+def test_rocm_path_through_alternatives_selects_versioned_dir(rmcp, tmp_path):
+    root = _variant(tmp_path, "rx5500xt-gfx1012")
+    environ = root / "proc/self/environ"
+    environ.write_bytes(environ.read_bytes() + b"ROCM_PATH=/opt/rocm/\0")
+    rocm = rmcp.json("detect", "--root", root)["rocm"]
+    assert [(r["path"], r["selected_by"]) for r in rocm] == [("/opt/rocm-5.7.1", "ROCM_PATH")]
+
+
+def test_links_never_leave_the_root(rmcp, tmp_path):
+    # /opt/rocm -> /etc/alternatives/rocm must resolve inside the fixture, not on this machine.
+    root = _variant(tmp_path, "rx6800xt-gfx1030-rocm61")
+    (root / "etc/alternatives/rocm").unlink()
+    (root / "etc/alternatives/rocm").symlink_to("/opt/rocm-5.7.1")
+    rocm = {r["path"]: r["selected_by"] for r in rmcp.json("detect", "--root", root)["rocm"]}
+    assert rocm == {"/opt/rocm-5.7.1": "LD_LIBRARY_PATH", "/opt/rocm-6.1.0": None}

@@ -173,6 +173,32 @@ void collect_driver(Collector& c, Facts& facts) {
     }
 }
 
+// ROCm's own version header, else HIP's. HIP's major.minor follow ROCm's, but its patch is a
+// build number (HIP 5.2.21153 ships in ROCm 5.2.3), so only major.minor are reported from it.
+void version_from_headers(Collector& c, const std::string& prefix, RocmInstall& r) {
+    for (const auto* header : {"/include/rocm-core/rocm_version.h", "/include/rocm_version.h"}) {
+        if (auto h = c.text(prefix + header)) {
+            const auto defs = parse_c_defines(*h);
+            if (defs.contains("ROCM_VERSION_MAJOR") && defs.contains("ROCM_VERSION_MINOR")) {
+                const auto patch = defs.contains("ROCM_VERSION_PATCH") ? defs.at("ROCM_VERSION_PATCH") : "0";
+                r.version = Fact<std::string>::known(
+                    fmt::format("{}.{}.{}", defs.at("ROCM_VERSION_MAJOR"), defs.at("ROCM_VERSION_MINOR"), patch),
+                    h.source());
+                r.version_source = h.source();
+                return;
+            }
+        }
+    }
+    if (auto h = c.text(prefix + "/include/hip/hip_version.h")) {
+        const auto defs = parse_c_defines(*h);
+        if (defs.contains("HIP_VERSION_MAJOR") && defs.contains("HIP_VERSION_MINOR")) {
+            r.version = Fact<std::string>::known(
+                fmt::format("{}.{}", defs.at("HIP_VERSION_MAJOR"), defs.at("HIP_VERSION_MINOR")), h.source());
+            r.version_source = h.source();
+        }
+    }
+}
+
 void collect_rocm(Collector& c, Facts& facts, const std::map<std::string, std::string>& env) {
     std::vector<std::string> candidates;
     if (c.root().exists("/opt/rocm")) candidates.emplace_back("/opt/rocm");
@@ -216,31 +242,8 @@ void collect_rocm(Collector& c, Facts& facts, const std::map<std::string, std::s
             r.version = Fact<std::string>::known(std::string(v->substr(0, v->find('-'))), v.source());
             r.version_source = v.source();
         } else {
-            for (const auto* header : {"/include/rocm-core/rocm_version.h", "/include/rocm_version.h"}) {
-                if (auto h = c.text(p + header)) {
-                    const auto defs = parse_c_defines(*h);
-                    if (defs.contains("ROCM_VERSION_MAJOR") && defs.contains("ROCM_VERSION_MINOR")) {
-                        const auto patch = defs.contains("ROCM_VERSION_PATCH") ? defs.at("ROCM_VERSION_PATCH") : "0";
-                        r.version = Fact<std::string>::known(
-                            fmt::format("{}.{}.{}", defs.at("ROCM_VERSION_MAJOR"), defs.at("ROCM_VERSION_MINOR"), patch),
-                            h.source());
-                        r.version_source = h.source();
-                        break;
-                    }
-                }
-            }
+            version_from_headers(c, p, r);
         }
-        if (!r.version)
-            if (auto h = c.text(p + "/include/hip/hip_version.h")) {
-                const auto defs = parse_c_defines(*h);
-                if (defs.contains("HIP_VERSION_MAJOR") && defs.contains("HIP_VERSION_MINOR")) {
-                    const auto patch = defs.contains("HIP_VERSION_PATCH") ? defs.at("HIP_VERSION_PATCH") : "0";
-                    r.version = Fact<std::string>::known(
-                        fmt::format("{}.{}.{}", defs.at("HIP_VERSION_MAJOR"), defs.at("HIP_VERSION_MINOR"), patch),
-                        h.source());
-                    r.version_source = h.source();
-                }
-            }
         r.selected_by = selected_by(p);
         if (r.selected_by.empty() && p == default_rocm) r.selected_by = "default";
         facts.rocm.push_back(std::move(r));
@@ -265,6 +268,8 @@ void collect_rocm(Collector& c, Facts& facts, const std::map<std::string, std::s
                     break;
                 }
         }
+        // Without dpkg (a source build into /usr, or another distribution's packages) the headers say it.
+        if (!r.version) version_from_headers(c, "/usr", r);
         r.selected_by = selected_by("/usr");
         if (r.selected_by.empty() && candidates.empty()) r.selected_by = "default";
         facts.rocm.push_back(std::move(r));
