@@ -19,6 +19,10 @@ import tomllib
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 LOGS = REPO / "tests" / "logs"
+# The fixed category list (issue 3, src/core/kb/kb.hpp k_categories).
+CATEGORIES = ["gpu-memory-fault", "gpu-hang", "hsa-runtime-error", "missing-code-object", "rocblas-missing-arch",
+              "miopen-failure", "kernel-driver-fault", "device-access", "fork-after-init", "out-of-memory",
+              "install-mismatch", "unsupported-gpu", "config-risk"]
 
 
 def main():
@@ -68,6 +72,12 @@ def main():
         h, n = per_cat[cat]
         lines.append(f"| {cat} | {h} | {n} | {100 * h / n:.0f}% |")
     lines.append(f"| **all** | {hits} | {total} | {100 * hits / max(total, 1):.0f}% |")
+    with_sigs = {tomllib.loads(p.read_text()).get("category") for p in (REPO / "kb").glob("*.toml")
+                 if tomllib.loads(p.read_text()).get("signatures")}
+    for cat in CATEGORIES:
+        if cat not in per_cat:
+            why = "no log expects it" if cat in with_sigs else "no kb entry of this category has log signatures"
+            lines.append(f"| {cat} | - | 0 | n/a ({why}) |")
     lines += ["", f"- Ranked first as expected: {first_ok} of {first_total} logs.",
               f"- Clean logs giving exit 1: {clean_ok} of {clean_total}.",
               f"- Entries recognised that the manifest does not expect: {len(false_alarms)}"
