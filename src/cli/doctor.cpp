@@ -1,10 +1,13 @@
-// `rmcp doctor`: the knowledge base evaluated on detect's facts (kb/doctor.hpp).
+// `rmcp doctor`: the knowledge base evaluated on detect's facts (kb/doctor.hpp) plus the
+// `libraries` coverage facts of a headers-only scan (scan/coverage.hpp, docs/scan.md).
 #include "context.hpp"
 
 #include "detect/detect.hpp"
 #include "facts/facts_json.hpp"
 #include "kb/doctor.hpp"
+#include "kb/libraries.hpp"
 #include "render/doctor_render.hpp"
+#include "scan/coverage.hpp"
 
 #include <fmt/core.h>
 
@@ -19,18 +22,29 @@ void add_doctor_command(CLI::App& app, Context& ctx, Action& action) {
     cmd->add_option("--fail-on", *fail_on, "Exit 1 when a finding is at or above this severity (default: critical)")
         ->check(CLI::IsMember({"info", "warning", "critical"}))
         ->type_name("SEVERITY");
+    auto no_scan = std::make_shared<bool>(false);
+    cmd->add_flag("--no-scan", *no_scan,
+                  "Do not read library headers for GPU-target coverage (libraries.* facts absent; "
+                  "rules fall back to version checks)");
     cmd->footer("Formats: text (default), json (schema_version'd), prometheus (node_exporter textfile).\n"
                 "Exit: 0 nothing at or above --fail-on, 1 findings at or above it, 2 malformed knowledge base.");
-    cmd->callback([&ctx, &action, fail_on] {
-        action = [&ctx, fail_on] {
+    cmd->callback([&ctx, &action, fail_on, no_scan] {
+        action = [&ctx, fail_on, no_scan] {
             const auto format = ctx.format({OutputFormat::text, OutputFormat::json, OutputFormat::prometheus});
             if (!format) return fail(ctx, format.error());
             const auto kb = kb::load(ctx.kb_dir());
             if (!kb) return fail(ctx, kb.error());
             auto root = ctx.open_root();
             if (!root) return fail(ctx, root.error());
-            const auto facts = facts_to_json(detect(*root));
-            const auto report = kb::run_doctor(*kb, facts);
+            const auto detected = detect(*root);
+            auto facts = facts_to_json(detected);
+            // Headers and tables only (never a data-section sweep): see docs/scan.md and
+            // docs/PERFORMANCE.md for what it costs.
+            if (!*no_scan) kb::merge_libraries(facts, scan::libraries_facts(*root, detected));
+            auto report = kb::run_doctor(*kb, facts);
+            if (*no_scan)
+                report.notes.emplace_back("library coverage not checked (--no-scan): code-object rules used "
+                                          "version checks");
             switch (*format) {
             case OutputFormat::json: fmt::print("{}\n", doctor_to_json(report).dump(2)); break;
             case OutputFormat::prometheus: fmt::print("{}", render_doctor_prometheus(report)); break;

@@ -9,15 +9,25 @@ node). The kb-* fixtures are copies of the base fixtures with one change each:
   kb-kernel-6-18          rx7900xtx on kernel 6.18.3 with PYTORCH_NO_HIP_MEMORY_CACHING=1
   kb-amdgpu-not-live      rx6700xt with /sys/module/amdgpu/initstate = "coming"
   kb-rx6600-gemm-off      rx6600 (gfx1032 as 10.3.0) with MIOPEN_DEBUG_CONV_GEMM=0
+Fixtures with tiny GPU libraries (tests/fixtures/make_libraries.py: libtorch_hip.so with the
+official wheels' targets, rocBLAS Tensile file names) give doctor coverage facts:
+rx5600xt-gfx1010-rocm52, kb-rdna1-no-override, rx6700xt-gfx1031, laptop-780m-gfx1103,
+kb-strix-halo, kb-strix-halo-cwsr-off. The others have empty placeholder libraries, so the
+coverage entries fall back to their version tests there (kb-amdgpu-not-live, for one).
 """
 import json
 import pathlib
 import re
+import shutil
+import sys
 import tomllib
 
 import pytest
 
 from conftest import FIXTURES, GOLDEN, REPO
+
+sys.path.insert(0, str(FIXTURES))
+import make_libraries  # noqa: E402
 
 KB = REPO / "kb"
 
@@ -39,8 +49,8 @@ EXPECTED = {
     "rx7900xtx-gfx1100": {"alloc-expandable-segments", "dkms-version-missing"},
     "rx6600xt-override-malformed": {"override-malformed@1", "dkms-version-missing"},
     "kb-rdna1-no-override": {"rdna1-official-wheels@1", "dkms-version-missing"},
-    "kb-strix-halo": {"strix-halo-cwsr@1", "dkms-version-missing"},
-    "kb-strix-halo-cwsr-off": {"dkms-version-missing"},
+    "kb-strix-halo": {"strix-halo-cwsr@1", "library-missing-target@1", "dkms-version-missing"},
+    "kb-strix-halo-cwsr-off": {"library-missing-target@1", "dkms-version-missing"},
     "kb-kernel-6-18": {"kernel-6-18-rdna3-regression@1", "alloc-expandable-segments", "dkms-version-missing",
                        "no-hip-memory-caching"},
     "kb-amdgpu-not-live": {"amdgpu-not-live", "amdgpu-not-loaded", "rdna2-no-override@1"},
@@ -231,3 +241,113 @@ def test_missing_kb_dir_is_usage_error(rmcp, tmp_path):
 def test_golden(rmcp, fixture):
     report, _ = doctor_json(rmcp, fixture)
     assert report == json.loads((GOLDEN / fixture / "doctor.json").read_text())
+
+
+# ---------------------------------------------------------------------------------------------
+# Coverage facts (issue 4): doctor merges scan's `libraries` object and the entries decide
+# from what the libraries contain; without coverage facts they fall back to version tests.
+
+def finding(report, entry_id):
+    found = [f for f in report["findings"] if f["id"] == entry_id]
+    assert len(found) == 1, [f["id"] for f in report["findings"]]
+    return found[0]
+
+
+def evidence_map(f):
+    return {e["fact"]: (e["value"], e["test"]) for e in f["evidence"]}
+
+
+def test_rdna2_evidence_names_the_covered_target(rmcp):
+    f = finding(doctor_json(rmcp, "rx6700xt-gfx1031")[0], "rdna2-no-override")
+    ev = evidence_map(f)
+    assert ev["gpus[0].coverage.torch_hip[0].covered"] == (False, "equals false")
+    assert ev["gpus[0].coverage.torch_hip[0].nearest"] == ("gfx1030", "equals gfx1030")
+    assert "gpus[0].coverage" not in ev  # decided by coverage, not by the fallback
+
+
+def test_rdna1_evidence_says_no_code_and_no_safe_override(rmcp):
+    f = finding(doctor_json(rmcp, "kb-rdna1-no-override")[0], "rdna1-official-wheels")
+    ev = evidence_map(f)
+    assert ev["gpus[0].coverage.torch_hip[0].covered"] == (False, "equals false")
+    assert ev["gpus[0].coverage.torch_hip.nearest"] == (None, "not exists true")
+    assert "torch.hip_version" not in ev
+
+
+def test_library_missing_target_names_the_library(rmcp):
+    f = finding(doctor_json(rmcp, "kb-strix-halo")[0], "library-missing-target")
+    ev = evidence_map(f)
+    assert ev["gpus[0].coverage_missing[0]"][0] in {"rocblas_tensile", "torch_hip"}
+    assert ev["gpus[0].effective_gfx_target"][0] == "gfx1151"
+    assert f["severity"] == "critical" and f["category"] == "missing-code-object"
+
+
+def test_fallback_without_coverage_facts_is_the_version_test(rmcp):
+    # kb-amdgpu-not-live has only an empty placeholder libtorch_hip.so: no coverage rows.
+    f = finding(doctor_json(rmcp, "kb-amdgpu-not-live")[0], "rdna2-no-override")
+    assert evidence_map(f)["gpus[0].coverage"] == (None, "not exists true")
+
+
+@pytest.mark.parametrize("fixture,kept,dropped", [
+    ("rx6700xt-gfx1031", {"rdna2-no-override@1"}, set()),
+    ("kb-rdna1-no-override", {"rdna1-official-wheels@1"}, set()),
+    ("kb-strix-halo", {"strix-halo-cwsr@1"}, {"library-missing-target@1"}),
+])
+def test_no_scan_uses_the_fallbacks(rmcp, fixture, kept, dropped):
+    report, _ = doctor_json(rmcp, fixture, "--no-scan")
+    keys = finding_keys(report)
+    assert kept <= keys and not (dropped & keys), keys
+    assert any("--no-scan" in n for n in report["notes"])
+    for f in report["findings"]:  # coverage appears only as absent (the fallback's own test)
+        assert all(e["value"] is None for e in f["evidence"] if ".coverage" in e["fact"]), f
+
+
+def copy_fixture(tmp_path, name):
+    dst = tmp_path / name
+    shutil.copytree(FIXTURES / name, dst, symlinks=True)
+    return dst
+
+
+def test_coverage_overrules_the_version_guess(rmcp, tmp_path):
+    """A PyTorch that does carry gfx1031 code: rdna2-no-override must not fire, although
+    the GPU, the missing override and the version facts are those of rx6700xt-gfx1031."""
+    root = copy_fixture(tmp_path, "rx6700xt-gfx1031")
+    lib = next(root.glob("home/sam/.local/lib/python3.12/site-packages/torch/lib/libtorch_hip.so"))
+    lib.write_bytes(make_libraries.host_library(["gfx1030", "gfx1031", "gfx1100"]))
+    proc = rmcp("doctor", "--root", root, "--format", "json")
+    keys = finding_keys(json.loads(proc.stdout))
+    assert "rdna2-no-override@1" not in keys and "library-missing-target@1" not in keys, keys
+
+
+def test_rdna1_with_a_gfx1010_build_is_quiet(rmcp, tmp_path):
+    root = copy_fixture(tmp_path, "kb-rdna1-no-override")
+    lib = next(root.glob("home/alex/sd-venv/lib/python3.10/site-packages/torch/lib/libtorch_hip.so"))
+    lib.write_bytes(make_libraries.host_library(["gfx1010", "gfx1030"]))
+    keys = finding_keys(json.loads(rmcp("doctor", "--root", root, "--format", "json").stdout))
+    assert "rdna1-official-wheels@1" not in keys, keys
+
+
+def test_override_to_a_target_the_library_lacks(rmcp, tmp_path):
+    """library-missing-target on an override: gfx1103 run as 11.0.0 against a torch with no gfx1100."""
+    root = copy_fixture(tmp_path, "laptop-780m-gfx1103")
+    lib = next(root.glob("home/lee/.venv/lib/python3.12/site-packages/torch/lib/libtorch_hip.so"))
+    lib.write_bytes(make_libraries.host_library(["gfx1030", "gfx90a"]))
+    report = json.loads(rmcp("doctor", "--root", root, "--format", "json").stdout)
+    f = finding(report, "library-missing-target")
+    assert evidence_map(f)["gpus[0].coverage_missing[0]"][0] == "torch_hip"
+    assert evidence_map(f)["gpus[0].effective_gfx_target"][0] == "gfx1100"
+
+
+def test_fixture_libraries_scan_as_generated(rmcp):
+    """The committed fixture libraries are what make_libraries.py writes, and scan reads
+    exactly the table's targets from them."""
+    for name, libs in make_libraries.LIBRARIES.items():
+        for path, (kind, targets) in libs.items():
+            p = FIXTURES / name / path.lstrip("/")
+            if kind == "torch":
+                assert p.read_bytes() == make_libraries.host_library(targets), p
+                out = json.loads(rmcp("scan", p, "--format", "json").stdout)
+                assert out["files"][0]["targets"] == sorted(targets), p
+                assert out["files"][0]["warnings"] == [] and out["files"][0]["kind"] == "host-elf"
+                assert p.stat().st_size < 4096
+            else:
+                assert sorted(q.name for q in p.iterdir()) == sorted(f"TensileLibrary_lazy_{t}.dat" for t in targets)

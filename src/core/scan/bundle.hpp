@@ -28,6 +28,10 @@ struct ScanLimits {
     std::uint64_t embedded_search_limit = std::uint64_t{64} << 20;  // per file; 0 = no limit
     std::uint64_t max_bundles_per_region = 100000;
     bool sweep_with_fatbin = false;  // also sweep data sections of files that have .hip_fatbin
+    // false: never sweep data sections (headers, section tables and .hip_fatbin only). doctor
+    // runs this way: runtimes' raw blit kernels are not what a coverage rule asks about, and
+    // a CPU torch's libtorch_cpu.so (hundreds of MB, no .hip_fatbin) would cost a 64 MiB sweep.
+    bool sweep_data_sections = true;
 };
 
 inline constexpr std::string_view k_bundle_magic = "__CLANG_OFFLOAD_BUNDLE__";

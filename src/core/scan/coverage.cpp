@@ -342,8 +342,14 @@ json libraries_json(const ScanReport& report) {
     return out;
 }
 
+ScanLimits headers_only_limits() {
+    ScanLimits limits;
+    limits.sweep_data_sections = false;
+    return limits;
+}
+
 json libraries_facts(const Root& root, const Facts& facts) {
-    return libraries_json(scan_installations(root, facts));
+    return libraries_json(scan_installations(root, facts, headers_only_limits()));
 }
 
 }  // namespace rmcp::scan

@@ -69,7 +69,9 @@ inline constexpr int k_scan_schema_version = 1;
 nlohmann::json scan_report_json(const ScanReport& report);
 // The `libraries` facts object (documented in docs/scan.md).
 nlohmann::json libraries_json(const ScanReport& report);
-// What doctor calls: scan_installations + libraries_json, headers only.
+// What doctor calls: scan_installations + libraries_json with headers_only_limits().
 nlohmann::json libraries_facts(const Root& root, const Facts& facts);
+// Limits for doctor: headers, section tables and .hip_fatbin, never a data-section sweep.
+ScanLimits headers_only_limits();
 
 }  // namespace rmcp::scan

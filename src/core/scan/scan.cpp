@@ -294,6 +294,7 @@ void scan_host_elf(Bytes data, const ScanLimits& limits, const MappedFile* mappi
     // information cannot hold loadable device code). A HIP-compiled library keeps its
     // device code in .hip_fatbin; raw embedded objects are how runtimes (ROCr's blit
     // kernels) ship theirs, so the sweep runs where there is no fat binary, or when asked.
+    if (!limits.sweep_data_sections) return;
     if (!walked.empty() && !limits.sweep_with_fatbin) return;
     for (std::size_t i = 0; i < sections.size(); ++i) {
         const auto& s = sections[i];
@@ -420,7 +421,7 @@ FileScan scan_image(Bytes data, std::string_view name, const ScanLimits& limits,
         scanner.walk_bundles(0, data.size(), "file");
         return out;
     }
-    scanner.search_embedded(0, data.size(), "file");
+    if (limits.sweep_data_sections) scanner.search_embedded(0, data.size(), "file");
     return out;
 }
 
