@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <set>
 
 extern char** environ;
 
@@ -71,33 +72,58 @@ std::map<std::string, std::string> process_env() {
     return env;
 }
 
-// Env changes of the patches that doctor's findings name as fixes (auto only).
-void add_findings_env(Context& ctx, const Facts& facts, const patch::PatchSet& patches, patch::ProfileEnv& env) {
+// Env changes of the patches that doctor's findings name as fixes (auto only). A finding's
+// fixes are alternatives: the first one with an environment operation that this machine can
+// resolve is used. Across findings, a variable that one fix sets is not unset by another.
+void add_findings_env(Context& ctx, const Facts& facts, const patch::PatchSet& patches,
+                      const patch::ProfileSet& profiles, patch::ProfileEnv& env) {
     auto kb = kb::load(ctx.kb_dir());
     if (!kb) {
         ctx.diag.note(fmt::format("auto: knowledge base not used ({}); the profile comes from the rules alone",
                                   kb.error().message()));
         return;
     }
+    patch::PlanContext pc;
+    pc.vars = patch::machine_vars(facts);
+    pc.derived = patch::machine_derived(facts, profiles.find("isa-override"));
+    std::map<std::string, std::string> set;
+    std::set<std::string> unset;
+    std::set<std::string> used;
     const auto report = kb::run_doctor(*kb, facts_to_json(facts));
     for (const auto& finding : report.findings) {
         for (const auto& fix : finding.entry->fixes) {
             const patch::Patch* p = patches.find(fix.patch);
             if (!p) continue;
+            std::vector<patch::EnvChange> changes;
+            bool resolved = true;
             for (const auto& op : p->operations) {
-                if (op.kind == patch::OpKind::env) {
-                    for (const auto& k : op.unset) {
-                        env.set.erase(k);
-                        env.unset.push_back(k);
-                    }
-                    for (const auto& [k, v] : op.set) env.set[k] = v;
-                    ctx.diag.note(fmt::format("auto: finding {} → patch {} (environment)", finding.entry->id, p->id));
-                } else if (op.kind != patch::OpKind::advisory) {
-                    ctx.diag.note(fmt::format("auto: finding {} also suggests `rmcp patch apply {}` ({})",
-                                              finding.entry->id, p->id, patch::op_kind_name(op.kind)));
+                if (op.kind != patch::OpKind::env) continue;
+                auto change = patch::resolve_env_operation(*p, op, pc);
+                if (!change) {
+                    resolved = false;
+                    break;
                 }
+                changes.push_back(std::move(*change));
             }
+            if (!resolved) ctx.diag.verbose(fmt::format("auto: {} does not apply on this machine", p->id));
+            if (!resolved || changes.empty()) continue;  // try the finding's next fix
+            if (used.insert(p->id).second)
+                ctx.diag.note(fmt::format("auto: finding {} → patch {}", finding.entry->id, p->id));
+            for (const auto& c : changes) {
+                for (const auto& k : c.unset) unset.insert(k);
+                for (const auto& [k, v] : c.set) set[k] = v;
+            }
+            break;
         }
+    }
+    for (const auto& k : unset)
+        if (set.count(k) == 0) {
+            env.set.erase(k);
+            if (std::find(env.unset.begin(), env.unset.end(), k) == env.unset.end()) env.unset.push_back(k);
+        }
+    for (const auto& [k, v] : set) {
+        env.set[k] = v;
+        env.unset.erase(std::remove(env.unset.begin(), env.unset.end(), k), env.unset.end());
     }
 }
 
@@ -124,7 +150,7 @@ int do_env(Context& ctx, const EnvOptions& eo) {
     if (automatic && !resolved->hide_gpu) {
         auto patches = patch::load_patches(eo.patch_dir.empty() ? ctx.data_dir() / "patches" : std::filesystem::path(eo.patch_dir));
         if (!patches) return fail(ctx, patches.error());
-        add_findings_env(ctx, facts, *patches, *resolved);
+        add_findings_env(ctx, facts, *patches, *profiles, *resolved);
     }
     for (const auto& n : resolved->notes) ctx.diag.note(n);
 

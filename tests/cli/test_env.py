@@ -135,3 +135,18 @@ def test_malformed_profile_names_file_and_line(rmcp, tmp_path):
     root.mkdir()
     err = rmcp("--root", root, "env", "--profile-dir", d, env={"HOME": HOME}, check=2).stderr.decode()
     assert f"{d}/bad.toml:5" in err and "not a valid variable name" in err
+
+
+def test_auto_adds_the_env_fixes_of_findings(rmcp):
+    """desktop-igpu-dgpu: a global 11.0.0 override with an RDNA3 dGPU and an RDNA2 iGPU."""
+    root = FIXTURES / "desktop-igpu-dgpu"
+    if not root.is_dir():
+        pytest.skip("fixture missing")
+    proc = rmcp("--root", root, "env", "--profile", "auto", env={"HOME": HOME}, check=0)
+    out = proc.stdout.decode()
+    assert "{" not in out  # every placeholder resolved
+    assert "export HIP_VISIBLE_DEVICES='0'\n" in out
+    assert "unset HSA_OVERRIDE_GFX_VERSION\n" in out
+    # A variable one fix sets is not unset by another finding's fix.
+    if "HSA_OVERRIDE_GFX_VERSION_2=" in out:
+        assert "unset HSA_OVERRIDE_GFX_VERSION_2\n" not in out

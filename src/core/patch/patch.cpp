@@ -473,6 +473,26 @@ std::string modprobe_content(const Patch& p, const Operation& op) {
 }
 }  // namespace
 
+Result<EnvChange> resolve_env_operation(const Patch& patch, const Operation& op, const PlanContext& ctx) {
+    EnvChange change;
+    change.unset = op.unset;
+    std::map<std::string, std::string> to_set = op.set;
+    if (!op.derived.empty()) {
+        const auto d = ctx.derived.find(op.derived);
+        if (d == ctx.derived.end() || d->second.empty())
+            return Error{"planning patch", patch.id,
+                         fmt::format("no GPU on this machine needs the {} variables", op.derived),
+                         ExitCode::environment};
+        to_set.insert(d->second.begin(), d->second.end());
+    }
+    for (const auto& [k, v] : to_set) {
+        auto value = expand_placeholders(v, ctx.vars, patch);
+        if (!value) return value.error();
+        change.set[k] = *value;
+    }
+    return change;
+}
+
 Result<Plan> make_plan(const Root& root, const PatchSet& set, const std::vector<std::string>& ids,
                        const PlanContext& ctx) {
     Plan plan;
@@ -550,20 +570,11 @@ Result<Plan> make_plan(const Root& root, const PatchSet& set, const std::vector<
                     next.unset.push_back(k);
                 }
                 std::sort(next.unset.begin(), next.unset.end());
-                std::map<std::string, std::string> to_set = op.set;
-                if (!op.derived.empty()) {
-                    const auto d = ctx.derived.find(op.derived);
-                    if (d == ctx.derived.end() || d->second.empty())
-                        return Error{"planning patch", p->id,
-                                     fmt::format("no GPU on this machine needs the {} variables", op.derived),
-                                     ExitCode::environment};
-                    to_set.insert(d->second.begin(), d->second.end());
-                }
-                for (const auto& [k, v] : to_set) {
-                    auto value = expand_placeholders(v, ctx.vars, *p);
-                    if (!value) return value.error();
+                auto change = resolve_env_operation(*p, op, ctx);
+                if (!change) return change.error();
+                for (const auto& [k, v] : change->set) {
                     drop_unset(k);
-                    next.set[k] = *value;
+                    next.set[k] = v;
                 }
                 // In effect when the variables already say so, whatever the file's layout.
                 step.in_effect = st->exists && next == *cur;
