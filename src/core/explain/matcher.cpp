@@ -301,7 +301,9 @@ Status LogScanner::process(std::string_view chunk, std::uint64_t chunk_start) {
         }
         pending->ready_line = line + std::max(cs.source.window, m_limits.lines_after);
 
-        if (m_reports[sig] <= m_limits.max_excerpts_per_signature) {
+        // A match reported late ends at most a byte or two before this chunk; the history
+        // holds far more, but never read outside what is kept.
+        if (m_reports[sig] <= m_limits.max_excerpts_per_signature && last >= view.begin()) {
             // The matched line up to the match end, and the lines before it.
             const bool ends_line = view.at(last) == '\n';
             const std::uint64_t text_end = ends_line ? last : ev.end;
