@@ -18,7 +18,7 @@ void merge_libraries(json& facts, json libraries) {
             if (!gpu.is_object()) continue;
             const auto node = gpu.find("node");
             // scan assesses visible GPUs with a KFD node only; a GPU without one has no rows.
-            if (node == gpu.end() || !node->is_number_unsigned()) continue;
+            if (node == gpu.end() || !node->is_number_integer()) continue;  // unsigned ones included
             json per_library = json::object();
             std::set<std::string> missing;
             for (const auto& row : *rows) {
