@@ -45,14 +45,17 @@ public:
 using Action = std::function<int()>;
 
 void add_detect_command(CLI::App& app, Context& ctx, Action& action);
-void add_snapshot_command(CLI::App& app, Context& ctx, Action& action);
+void add_doctor_command(CLI::App& app, Context& ctx, Action& action);
+void add_explain_command(CLI::App& app, Context& ctx, Action& action);
+void add_scan_command(CLI::App& app, Context& ctx, Action& action);
 void add_patch_command(CLI::App& app, Context& ctx, Action& action);
 void add_env_command(CLI::App& app, Context& ctx, Action& action);
 void add_run_command(CLI::App& app, Context& ctx, Action& action);
-void add_doctor_command(CLI::App& app, Context& ctx, Action& action);
-void add_scan_command(CLI::App& app, Context& ctx, Action& action);
-void add_explain_command(CLI::App& app, Context& ctx, Action& action);
 void add_probe_command(CLI::App& app, Context& ctx, Action& action);
+void add_snapshot_command(CLI::App& app, Context& ctx, Action& action);
+
+// The manual page, rendered from the same CLI11 definitions as --help.
+std::string render_manpage(const CLI::App& app);
 
 // Prints an error in the one message shape and returns its exit code.
 int fail(Context& ctx, const Error& error);

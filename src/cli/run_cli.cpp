@@ -48,20 +48,26 @@ int run(int argc, char** argv) {
     // The command table: one line per command, each defined in its own file.
     Action action;
     add_detect_command(app, ctx, action);
-    add_snapshot_command(app, ctx, action);
+    add_doctor_command(app, ctx, action);
+    add_explain_command(app, ctx, action);
+    add_scan_command(app, ctx, action);
     add_patch_command(app, ctx, action);
     add_env_command(app, ctx, action);
     add_run_command(app, ctx, action);
-    add_doctor_command(app, ctx, action);
-    add_scan_command(app, ctx, action);
-    add_explain_command(app, ctx, action);
     add_probe_command(app, ctx, action);
+    add_snapshot_command(app, ctx, action);
 
     std::vector<std::string> help_topic;
+    bool man = false;
     auto* help = app.add_subcommand("help", "Show help for rmcp or one command");
     help->add_option("command", help_topic, "Command to describe");
+    help->add_flag("--man", man, "Print the manual page (roff), generated from these definitions");
     help->callback([&] {
         action = [&] {
+            if (man) {
+                fmt::print("{}", render_manpage(app));
+                return 0;
+            }
             if (help_topic.empty()) {
                 fmt::print("{}", app.help());
                 return 0;
