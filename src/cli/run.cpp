@@ -51,14 +51,14 @@ std::map<std::string, std::string> process_env() {
 }
 
 // The user's profile.env (written by env patches); a missing file is no changes.
-Result<std::map<std::string, std::string>> read_user_env(const Root& root) {
+Result<patch::UserEnv> read_user_env(const Root& root) {
     const std::string path = patch::user_env_file_path(process_env());
     auto text = root.read_file(path);
     if (!text) {
-        if (text.error().os_error == ENOENT) return std::map<std::string, std::string>{};
+        if (text.error().os_error == ENOENT) return patch::UserEnv{};
         return text.error();
     }
-    return patch::parse_env_file(*text, path);
+    return patch::parse_user_env(*text, path);
 }
 
 // librmcp_preload.so: $RMCP_PRELOAD_LIB, else next to the rmcp binary (the build tree

@@ -81,7 +81,7 @@ TEST(RunPlan, UserEnvComesFirstThenUnsetThenSet) {
     const auto set = shipped();
     PlanRequest req;
     req.start = "cpu";
-    req.user_env = {{"HSA_OVERRIDE_GFX_VERSION", "10.3.0"}};
+    req.user_env.set = {{"HSA_OVERRIDE_GFX_VERSION", "10.3.0"}};
     auto plan = make_plan(set, req);
     ASSERT_TRUE(plan.ok());
     const auto& env = plan->front().env;
@@ -94,6 +94,19 @@ TEST(RunPlan, UserEnvComesFirstThenUnsetThenSet) {
     auto final_env = apply_env({"HSA_OVERRIDE_GFX_VERSION=11.0.0", "PATH=/bin"}, env);
     EXPECT_FALSE(env_value(final_env, "HSA_OVERRIDE_GFX_VERSION").has_value());
     EXPECT_EQ(env_value(final_env, "HIP_VISIBLE_DEVICES"), std::optional<std::string>(""));
+}
+
+// profile.env may carry `unset NAME` lines (env-unset-* patches): run must honour them.
+TEST(RunPlan, UserEnvUnsetsReachTheChild) {
+    const auto set = shipped();
+    PlanRequest req;
+    req.start = "default";
+    req.user_env.unset = {"HSA_OVERRIDE_GFX_VERSION"};
+    auto plan = make_plan(set, req);
+    ASSERT_TRUE(plan.ok());
+    auto final_env = apply_env({"HSA_OVERRIDE_GFX_VERSION=10.3.0", "PATH=/bin"}, plan->front().env);
+    EXPECT_FALSE(env_value(final_env, "HSA_OVERRIDE_GFX_VERSION").has_value());
+    EXPECT_EQ(env_value(final_env, "PATH"), std::optional<std::string>("/bin"));
 }
 
 TEST(RunPlan, AutoTakesTheOverrideRungOnlyWhereItApplies) {

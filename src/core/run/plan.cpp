@@ -12,13 +12,15 @@ Error plan_error(std::string_view name, std::string cause) {
 
 }  // namespace
 
-Rung plain_rung(const std::map<std::string, std::string>& user_env) {
+Rung plain_rung(const patch::UserEnv& user_env) {
     Rung rung;
-    for (const auto& [name, value] : user_env) rung.env.push_back({name, value});
+    // The same order as patch::apply_user_env: unset first, then set.
+    for (const auto& name : user_env.unset) rung.env.push_back({name, std::nullopt});
+    for (const auto& [name, value] : user_env.set) rung.env.push_back({name, value});
     return rung;
 }
 
-Rung rung_from(const patch::ProfileEnv& profile, const std::map<std::string, std::string>& user_env) {
+Rung rung_from(const patch::ProfileEnv& profile, const patch::UserEnv& user_env) {
     Rung rung = plain_rung(user_env);
     rung.profile = profile.name;
     rung.hide_gpu = profile.hide_gpu;

@@ -18,7 +18,7 @@ struct PlanRequest {
     unsigned retries = 0;
     Fallback fallback = Fallback::none;
     std::vector<std::string> gpu_targets;       // physical gfx targets (patch::gpu_targets)
-    std::map<std::string, std::string> user_env;  // the user's profile.env, applied first
+    patch::UserEnv user_env;                    // the user's profile.env, applied first
 };
 
 // The rung "auto" starts from: the bottom of the ladder, or the rung above it when that
@@ -33,8 +33,8 @@ Result<std::string> auto_profile(const patch::ProfileSet& set, const std::vector
 Result<std::vector<Rung>> make_plan(const patch::ProfileSet& set, const PlanRequest& request);
 
 // A rung from a resolved profile: the user's env first, then the profile's unsets and sets.
-Rung rung_from(const patch::ProfileEnv& profile, const std::map<std::string, std::string>& user_env);
+Rung rung_from(const patch::ProfileEnv& profile, const patch::UserEnv& user_env);
 // No profile at all: the user's environment (and profile.env) as they are.
-Rung plain_rung(const std::map<std::string, std::string>& user_env);
+Rung plain_rung(const patch::UserEnv& user_env);
 
 }  // namespace rmcp::run
