@@ -37,8 +37,8 @@ void options_section(std::string& out, const CLI::App& app) {
 
 std::string render_manpage(const CLI::App& app) {
     std::string out = ".TH RMCP 1 \"\" \"rmcp\" \"User Commands\"\n.SH NAME\nrmcp \\- ";
-    std::string_view summary = app.get_description();
-    if (const auto dash = summary.find(" — "); dash != std::string_view::npos) summary.remove_prefix(dash + 5);
+    std::string summary = app.get_description();
+    if (const auto dash = summary.find(" — "); dash != std::string::npos) summary.erase(0, dash + 5);
     out += roff(summary) + "\n";
     out += ".SH SYNOPSIS\n.B rmcp\n[\\fIGLOBAL OPTIONS\\fR] \\fICOMMAND\\fR [\\fIARGS\\fR]\n";
     out += ".SH GLOBAL OPTIONS\n";
