@@ -288,9 +288,16 @@ def test_profile_environment_is_applied(tmp_path):
 
 # --- signals and stalls ----------------------------------------------------------------------
 
+def default_signals():
+    # A test run started under nohup (or with SIGINT ignored, as background jobs are) would
+    # pass the ignored dispositions on, and an ignored signal is neither forwarded nor trappable.
+    for sig in (signal.SIGHUP, signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, signal.SIG_DFL)
+
+
 def start(tmp_path, *args):
     p = subprocess.Popen([str(BUILD / "rmcp"), "run", *map(str, args)], env=run_env(tmp_path),
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=default_signals)
     assert p.stdout.readline() == b"ready\n"
     return p
 

@@ -124,7 +124,9 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{k_head + "[[signatures]]\npattern = 'ok'\ncontext = [\"\"]\n", "kb/e.toml:10", "context word"},
         BadCase{k_head + "[[signatures]]\npattern = 'ok'\nflags = 1\n", "kb/e.toml:10", "unknown key \"flags\""},
         BadCase{k_head + k_applies + "[[fixes]]\npatch = \"Env_Override\"\ncost = \"c\"\n", "kb/e.toml:12", "patch id"},
-        BadCase{k_head + k_applies + "[[fixes]]\npatch = \"env-x\"\n", "kb/e.toml:11", "missing required key \"cost\""}));
+        BadCase{k_head + k_applies + "[[fixes]]\npatch = \"env-x\"\n", "kb/e.toml:11", "missing required key \"cost\""}),
+    // Stable names (case0, case1 ...): the default prints the struct's bytes, pointers included.
+    [](const ::testing::TestParamInfo<BadCase>& info) { return "case" + std::to_string(info.index); });
 
 TEST(KbLoader, DirectoryErrors) {
     const auto dir = std::filesystem::path(RMCP_BINARY_DIR) / "kb_loader_test";

@@ -143,7 +143,8 @@ INSTANTIATE_TEST_SUITE_P(
                       BadMeta{"error /x EPERM extra", "unknown errno name"},
                       BadMeta{"error relative EPERM", "expected `stat PATH"},
                       BadMeta{"stat /only", "expected `stat PATH"},
-                      BadMeta{"chmod /dev/kfd 0666", "unknown record 'chmod'"}));
+                      BadMeta{"chmod /dev/kfd 0666", "unknown record 'chmod'"}),
+                         [](const ::testing::TestParamInfo<BadMeta>& info) { return "case" + std::to_string(info.index); });
 
 TEST(ErrnoNames, RoundTrip) {
     for (const auto* n : {"EPERM", "EACCES", "ENOENT", "EIO", "ENODEV", "ENXIO", "EBUSY", "EINVAL"}) {
