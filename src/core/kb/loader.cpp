@@ -1,6 +1,7 @@
 // Loading and validating kb/*.toml (docs/kb-format.md). Every error names file:line.
 #include "kb/kb.hpp"
 #include "kb/predicate.hpp"
+#include "util/toml_guard.hpp"
 
 #include <fmt/format.h>
 #include <hs/hs.h>
@@ -378,6 +379,9 @@ std::optional<Problem> parse_entry(const toml::table& root, const std::string& s
 
 Result<Entry> load_entry(std::string_view text, const std::string& path) {
     const auto stem = std::filesystem::path(path).stem().string();
+    if (const auto line = toml_non_ascii_outside_strings(text))
+        return Error{"parsing knowledge-base file", fmt::format("{}:{}", path, *line),
+                     "non-ASCII character outside a string or comment", ExitCode::usage};
     toml::table root;
     try {
         root = toml::parse(text, path);

@@ -12,6 +12,8 @@
 #include <map>
 #include <optional>
 #include <string>
+#include "util/toml_guard.hpp"
+
 #include <string_view>
 #include <vector>
 
@@ -24,6 +26,8 @@ inline Error data_error(const std::string& file, unsigned line, std::string caus
 }
 
 inline Result<toml::table> parse_toml(std::string_view text, const std::string& file) {
+    if (const auto line = toml_non_ascii_outside_strings(text))
+        return data_error(file, static_cast<unsigned>(*line), "non-ASCII character outside a string or comment");
     try {
         return toml::parse(text, file);
     } catch (const toml::parse_error& e) {
