@@ -1,5 +1,7 @@
 #include "explain/matcher.hpp"
 
+#include "util/strings.hpp"
+
 #include <hs/hs.h>
 #include <zlib.h>
 
@@ -253,8 +255,7 @@ Status LogScanner::process(std::string_view chunk, std::uint64_t chunk_start) {
         std::uint64_t line;
         if (last >= chunk_start) {
             if (last > count_pos) {
-                count_lines += static_cast<std::uint64_t>(
-                    std::count(chunk.data() + (count_pos - chunk_start), chunk.data() + (last - chunk_start), '\n'));
+                count_lines += count_byte(chunk.substr(count_pos - chunk_start, last - count_pos), '\n');
                 count_pos = last;
             }
             line = count_lines + 1;
@@ -375,8 +376,7 @@ Status LogScanner::process(std::string_view chunk, std::uint64_t chunk_start) {
     }
 
     if (count_pos < chunk_start + chunk.size())
-        count_lines += static_cast<std::uint64_t>(
-            std::count(chunk.data() + (count_pos - chunk_start), chunk.data() + chunk.size(), '\n'));
+        count_lines += count_byte(chunk.substr(count_pos - chunk_start), '\n');
     m_newlines = count_lines;
     if (!chunk.empty()) m_last_was_newline = chunk.back() == '\n';
     m_offset = chunk_start + chunk.size();

@@ -132,8 +132,6 @@ std::optional<std::string> check_amdgpu_parameter(std::string_view name, std::st
 // ---- loading ---------------------------------------------------------------------------
 
 namespace {
-const std::regex k_patch_id{"[a-z0-9][a-z0-9-]*[a-z0-9]"};
-
 Result<Operation> parse_operation(const toml::table& t, const std::string& file, unsigned line) {
     Operation op;
     op.line = line;
@@ -247,6 +245,7 @@ Result<Patch> parse_patch(std::string_view text, const std::string& file) {
         if (!v) return v.error();
         *field = *v;
     }
+    static const std::regex k_patch_id{"[a-z0-9][a-z0-9-]*[a-z0-9]"};  // built on first use, not at start-up
     if (!std::regex_match(p.id, k_patch_id))
         return data_error(file, line_of(*t.get("id")), fmt::format("patch id '{}' must be lower-case words joined by '-'", p.id));
     static const std::set<std::string> k_evidence{"vendor-confirmed", "user-confirmed", "reported", "hypothesis"};

@@ -1,5 +1,7 @@
 #include "scan/scan.hpp"
 
+#include "scan/magic_search.hpp"
+
 #include <fmt/format.h>
 
 #include <elf.h>
@@ -166,24 +168,15 @@ public:
         }
         m_budget -= end - begin;
         std::uint64_t skip_until = begin;
+        std::vector<std::uint64_t> hits;
         for (std::uint64_t w = begin; w < end; w += k_sweep_window) {
             const std::uint64_t w_end = std::min(end, w + k_sweep_window);
             // Candidates may straddle the window edge: search a little past it.
             const std::uint64_t s_end = std::min<std::uint64_t>(end, w_end + k_bundle_magic.size());
-            std::vector<std::uint64_t> hits;
-            for (const std::string_view needle : {k_elf64le_magic, k_bundle_magic, k_compressed_magic}) {
-                std::uint64_t p = w;
-                while (p < w_end) {
-                    const void* h = ::memmem(m_data.data() + p, static_cast<std::size_t>(s_end - p), needle.data(), needle.size());
-                    if (!h) break;
-                    const auto at = static_cast<std::uint64_t>(static_cast<const unsigned char*>(h) - m_data.data());
-                    if (at >= w_end) break;
-                    hits.push_back(at);
-                    p = at + 1;
-                }
-            }
-            std::sort(hits.begin(), hits.end());
-            for (const auto at : hits) {
+            hits.clear();
+            find_magics(m_data.subspan(static_cast<std::size_t>(w), static_cast<std::size_t>(s_end - w)), w_end - w, hits);
+            for (const auto rel : hits) {
+                const std::uint64_t at = w + rel;
                 if (at < skip_until) continue;
                 skip_until = std::max(skip_until, probe_embedded(at, container));
             }

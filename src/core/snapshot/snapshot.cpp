@@ -3,10 +3,9 @@
 #include "detect/detect.hpp"
 #include "detect/parsers.hpp"
 #include "facts/facts_json.hpp"
+#include "snapshot/libarchive.hpp"
 #include "util/atomic_file.hpp"
 
-#include <archive.h>
-#include <archive_entry.h>
 #include <fmt/format.h>
 
 #include <cerrno>
@@ -157,18 +156,18 @@ private:
 class ArchiveWriter {
 public:
     // The archive is built in memory (snapshots are small) and written atomically.
-    explicit ArchiveWriter(std::string& out) : m_archive(archive_write_new()) {
-        archive_write_add_filter_gzip(m_archive);
-        archive_write_set_format_pax_restricted(m_archive);
-        m_ok = archive_write_open(m_archive, &out, nullptr, &append, nullptr) == ARCHIVE_OK;
+    ArchiveWriter(const LibArchive& la, std::string& out) : m_la(la), m_archive(la.write_new()) {
+        m_la.write_add_filter_gzip(m_archive);
+        m_la.write_set_format_pax_restricted(m_archive);
+        m_ok = m_la.write_open(m_archive, &out, nullptr, &append, nullptr) == ARCHIVE_OK;
     }
-    ~ArchiveWriter() { archive_write_free(m_archive); }
+    ~ArchiveWriter() { m_la.write_free(m_archive); }
     ArchiveWriter(const ArchiveWriter&) = delete;
     ArchiveWriter& operator=(const ArchiveWriter&) = delete;
 
     [[nodiscard]] bool ok() const { return m_ok; }
     [[nodiscard]] std::string error() const {
-        const char* e = archive_error_string(m_archive);
+        const char* e = m_la.error_string(m_archive);
         return e ? e : "unknown libarchive error";
     }
     void directory(const std::string& path) { entry(path, AE_IFDIR, 0755, {}, {}); }
@@ -176,7 +175,7 @@ public:
     void file(const std::string& path, std::string_view content, std::uint32_t mode) {
         entry(path, AE_IFREG, mode, content, {});
     }
-    bool close() { return m_ok && archive_write_close(m_archive) == ARCHIVE_OK; }
+    bool close() { return m_ok && m_la.write_close(m_archive) == ARCHIVE_OK; }
 
 private:
     static la_ssize_t append(archive*, void* out, const void* data, size_t size) {
@@ -186,20 +185,21 @@ private:
     void entry(const std::string& path, unsigned type, std::uint32_t mode, std::string_view content,
                const std::string& link_target) {
         if (!m_ok) return;
-        archive_entry* e = archive_entry_new();
+        archive_entry* e = m_la.entry_new();
         const auto name = path.substr(1);  // archive paths are relative
-        archive_entry_set_pathname(e, name.c_str());
-        archive_entry_set_filetype(e, type);
-        archive_entry_set_perm(e, mode);
-        archive_entry_set_size(e, static_cast<la_int64_t>(content.size()));
-        if (!link_target.empty()) archive_entry_set_symlink(e, link_target.c_str());
-        m_ok = archive_write_header(m_archive, e) == ARCHIVE_OK;
+        m_la.entry_set_pathname(e, name.c_str());
+        m_la.entry_set_filetype(e, type);
+        m_la.entry_set_perm(e, mode);
+        m_la.entry_set_size(e, static_cast<la_int64_t>(content.size()));
+        if (!link_target.empty()) m_la.entry_set_symlink(e, link_target.c_str());
+        m_ok = m_la.write_header(m_archive, e) == ARCHIVE_OK;
         if (m_ok && !content.empty())
-            m_ok = archive_write_data(m_archive, content.data(), content.size()) ==
+            m_ok = m_la.write_data(m_archive, content.data(), content.size()) ==
                    static_cast<la_ssize_t>(content.size());
-        archive_entry_free(e);
+        m_la.entry_free(e);
     }
 
+    const LibArchive& m_la;
     archive* m_archive;
     bool m_ok = false;
 };
@@ -213,9 +213,11 @@ Result<SnapshotSummary> write_snapshot(const Root& root, const fs::path& output)
     Planner planner(root, plan);
     for (const auto& path : root.recorded()) planner.add(path);
 
+    const auto la = libarchive();
+    if (!la) return la.error();
     std::string bytes;
     {
-        ArchiveWriter w(bytes);
+        ArchiveWriter w(**la, bytes);
         if (!w.ok()) return Error{"writing snapshot", output.string(), w.error(), ExitCode::environment};
         for (const auto& d : plan.directories) w.directory(d);
         for (const auto& [p, target] : plan.links) w.link(p, target);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstring>
 
 namespace rmcp {
 
@@ -72,6 +73,28 @@ std::optional<std::int64_t> parse_i64(std::string_view s) {
     if (!magnitude || *magnitude > static_cast<std::uint64_t>(INT64_MAX)) return std::nullopt;
     const auto v = static_cast<std::int64_t>(*magnitude);
     return negative ? -v : v;
+}
+
+std::size_t count_byte(std::string_view s, char c) {
+    // GCC/Clang vector extension: SSE2 on x86-64, NEON on arm64, scalar code elsewhere.
+    using Bytes = unsigned char __attribute__((vector_size(16)));
+    const Bytes needle = Bytes{} + static_cast<unsigned char>(c);
+    const char* p = s.data();
+    std::size_t n = s.size();
+    std::size_t total = 0;
+    while (n >= sizeof(Bytes)) {
+        // Per-lane counters are bytes: add at most 255 blocks before summing them.
+        const std::size_t blocks = std::min<std::size_t>(n / sizeof(Bytes), 255);
+        Bytes counts{};
+        for (std::size_t i = 0; i < blocks; ++i, p += sizeof(Bytes)) {
+            Bytes v;
+            std::memcpy(&v, p, sizeof v);
+            counts -= reinterpret_cast<Bytes>(v == needle);  // equal lanes are 0xff, i.e. -1
+        }
+        n -= blocks * sizeof(Bytes);
+        for (std::size_t k = 0; k < sizeof(Bytes); ++k) total += counts[k];
+    }
+    return total + static_cast<std::size_t>(std::count(p, p + n, c));
 }
 
 }  // namespace rmcp

@@ -1,0 +1,102 @@
+#include "scan/magic_search.hpp"
+
+#include "scan/bundle.hpp"
+
+#include <hs/hs.h>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <memory>
+#include <string_view>
+
+namespace rmcp::scan {
+
+namespace {
+
+constexpr std::array<std::string_view, 3> k_magics = {
+    std::string_view("\x7f" "ELF\x02\x01\x01", 7), k_bundle_magic, k_compressed_magic};
+
+struct Database {
+    hs_database_t* db = nullptr;
+    ~Database() {
+        if (db) hs_free_database(db);
+    }
+};
+
+// nullptr when Hyperscan cannot compile here (a CPU without SSSE3): the caller falls back.
+const hs_database_t* database() {
+    static const std::unique_ptr<Database> compiled = [] {
+        auto out = std::make_unique<Database>();
+        std::array<const char*, k_magics.size()> expressions{};
+        std::array<std::size_t, k_magics.size()> lengths{};
+        std::array<unsigned, k_magics.size()> ids{};
+        std::array<unsigned, k_magics.size()> flags{};
+        for (unsigned i = 0; i < k_magics.size(); ++i) {
+            expressions[i] = k_magics[i].data();
+            lengths[i] = k_magics[i].size();
+            ids[i] = i;
+        }
+        hs_compile_error_t* error = nullptr;
+        if (hs_compile_lit_multi(expressions.data(), flags.data(), ids.data(), lengths.data(),
+                                 static_cast<unsigned>(k_magics.size()), HS_MODE_BLOCK, nullptr, &out->db,
+                                 &error) != HS_SUCCESS) {
+            if (error) hs_free_compile_error(error);
+            out->db = nullptr;
+        }
+        return out;
+    }();
+    return compiled->db;
+}
+
+struct Scratch {
+    hs_scratch_t* scratch = nullptr;
+    ~Scratch() {
+        if (scratch) hs_free_scratch(scratch);
+    }
+};
+
+struct Collect {
+    std::vector<std::uint64_t>* hits;
+    std::uint64_t starts_before;
+};
+
+int on_match(unsigned id, unsigned long long /*from*/, unsigned long long to, unsigned /*flags*/, void* ctx) {
+    auto& c = *static_cast<Collect*>(ctx);
+    const std::uint64_t start = to - k_magics[id].size();
+    if (start < c.starts_before) c.hits->push_back(start);
+    return 0;
+}
+
+void find_with_memmem(Bytes range, std::uint64_t starts_before, std::vector<std::uint64_t>& hits) {
+    for (const auto magic : k_magics) {
+        std::uint64_t p = 0;
+        while (p < starts_before && p < range.size()) {
+            const void* h = ::memmem(range.data() + p, range.size() - p, magic.data(), magic.size());
+            if (!h) break;
+            const auto at = static_cast<std::uint64_t>(static_cast<const unsigned char*>(h) - range.data());
+            if (at >= starts_before) break;
+            hits.push_back(at);
+            p = at + 1;
+        }
+    }
+}
+
+}  // namespace
+
+void find_magics(Bytes range, std::uint64_t starts_before, std::vector<std::uint64_t>& hits) {
+    const auto first = hits.size();
+    const hs_database_t* db = database();
+    thread_local Scratch scratch;
+    // Hyperscan takes 32-bit lengths; the sweep hands it windows of a few MiB.
+    const bool usable = db && range.size() <= UINT32_MAX && hs_alloc_scratch(db, &scratch.scratch) == HS_SUCCESS;
+    Collect collect{&hits, starts_before};
+    if (!usable || hs_scan(db, reinterpret_cast<const char*>(range.data()), static_cast<unsigned>(range.size()), 0,
+                           scratch.scratch, &on_match, &collect) != HS_SUCCESS) {
+        hits.resize(first);
+        find_with_memmem(range, starts_before, hits);
+    }
+    std::sort(hits.begin() + static_cast<std::ptrdiff_t>(first), hits.end());
+}
+
+}  // namespace rmcp::scan

@@ -1,0 +1,48 @@
+#include "util/strings.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+#include <string>
+
+namespace rmcp {
+namespace {
+
+std::size_t reference_count(std::string_view s, char c) { return static_cast<std::size_t>(std::count(s.begin(), s.end(), c)); }
+
+TEST(CountByte, SmallInputsAndEdges) {
+    EXPECT_EQ(count_byte("", '\n'), 0u);
+    EXPECT_EQ(count_byte("\n", '\n'), 1u);
+    EXPECT_EQ(count_byte("abc", '\n'), 0u);
+    EXPECT_EQ(count_byte(std::string(15, '\n'), '\n'), 15u);
+    EXPECT_EQ(count_byte(std::string(16, '\n'), '\n'), 16u);
+    EXPECT_EQ(count_byte(std::string(17, '\n'), '\n'), 17u);
+    // 0xff bytes: the lane value an equal compare produces must not be mistaken for a match.
+    EXPECT_EQ(count_byte(std::string(64, '\xff'), '\n'), 0u);
+    EXPECT_EQ(count_byte(std::string(64, '\xff'), '\xff'), 64u);
+}
+
+TEST(CountByte, LaneCountersDoNotOverflow) {
+    // Every byte matches: each 8-bit lane counter sees one hit per block, so runs longer
+    // than 255 blocks (4080 bytes) overflow unless the counters are summed in time.
+    for (const std::size_t n : {4079u, 4080u, 4081u, 4096u, 65536u + 7u, 1000000u}) {
+        const std::string all(n, '\n');
+        EXPECT_EQ(count_byte(all, '\n'), n) << n;
+    }
+}
+
+TEST(CountByte, MatchesStdCountOnRandomDataAtEveryAlignment) {
+    std::mt19937 rng(42);
+    std::string data(100000, '\0');
+    for (auto& ch : data) ch = static_cast<char>(rng() % 8 == 0 ? '\n' : rng() & 0xff);
+    for (std::size_t start = 0; start < 17; ++start)
+        for (const std::size_t len : {0u, 1u, 15u, 16u, 31u, 4095u, 50000u}) {
+            const std::string_view s = std::string_view(data).substr(start, len);
+            ASSERT_EQ(count_byte(s, '\n'), reference_count(s, '\n')) << start << " " << len;
+        }
+    EXPECT_EQ(count_byte(data, '\n'), reference_count(data, '\n'));
+}
+
+}  // namespace
+}  // namespace rmcp
