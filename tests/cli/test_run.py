@@ -90,25 +90,57 @@ def test_pythonunbuffered_set_unless_user_set_it(tmp_path):
     assert proc.stdout == b"PYTHONUNBUFFERED=\n"
 
 
-def test_binary_stream_relayed_byte_identical_on_both_streams(tmp_path):
-    """200 MB of random bytes through stdout and stderr at once, plus the log."""
+@pytest.fixture(scope="module")
+def big_random_file():
+    """200 MB of random bytes and their SHA-256."""
     big = pathlib.Path("/tmp") / f"rmcp-run-test-{os.getpid()}.bin"
-    try:
-        with open(big, "wb") as f:
-            for _ in range(200):
-                f.write(os.urandom(1 << 20))
-        want = hashlib.sha256(big.read_bytes()).hexdigest()
-        out_path, err_path, log = tmp_path / "out", tmp_path / "err", tmp_path / "run.log"
-        with open(out_path, "wb") as out, open(err_path, "wb") as err:
-            proc = subprocess.run([str(BUILD / "rmcp"), "run", "--log", str(log), "--", child("both_streams.sh"),
-                                   str(big)], env=run_env(tmp_path), stdout=out, stderr=err, timeout=300)
-        assert proc.returncode == 0
-        assert hashlib.sha256(out_path.read_bytes()).hexdigest() == want
-        assert hashlib.sha256(err_path.read_bytes()).hexdigest() == want
-        # The log holds both streams: exactly twice the bytes.
-        assert log.stat().st_size == 2 * big.stat().st_size
-    finally:
-        big.unlink(missing_ok=True)
+    digest = hashlib.sha256()
+    with open(big, "wb") as f:
+        for _ in range(200):
+            block = os.urandom(1 << 20)
+            digest.update(block)
+            f.write(block)
+    yield big, digest.hexdigest()
+    big.unlink(missing_ok=True)
+
+
+def test_binary_stream_relayed_byte_identical_on_both_streams(tmp_path, big_random_file):
+    """200 MB of random bytes through stdout and stderr at once, to files, plus the log."""
+    big, want = big_random_file
+    out_path, err_path, log = tmp_path / "out", tmp_path / "err", tmp_path / "run.log"
+    with open(out_path, "wb") as out, open(err_path, "wb") as err:
+        proc = subprocess.run([str(BUILD / "rmcp"), "run", "--log", str(log), "--", child("both_streams.sh"),
+                               str(big)], env=run_env(tmp_path), stdout=out, stderr=err, timeout=300)
+    assert proc.returncode == 0
+    assert hashlib.sha256(out_path.read_bytes()).hexdigest() == want
+    assert hashlib.sha256(err_path.read_bytes()).hexdigest() == want
+    # The log holds both streams: exactly twice the bytes.
+    assert log.stat().st_size == 2 * big.stat().st_size
+
+
+def test_binary_stream_relayed_byte_identical_to_pipes(tmp_path, big_random_file):
+    """The same through pipes, where rmcp relays with tee(2) and reads once for the log."""
+    import threading
+    big, want = big_random_file
+    log = tmp_path / "run.log"
+    p = subprocess.Popen([str(BUILD / "rmcp"), "run", "--log", str(log), "--", child("both_streams.sh"), str(big)],
+                         env=run_env(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    digests = {}
+
+    def drain(name, stream):
+        d = hashlib.sha256()
+        while block := stream.read(1 << 20):
+            d.update(block)
+        digests[name] = d.hexdigest()
+
+    readers = [threading.Thread(target=drain, args=(n, s)) for n, s in (("out", p.stdout), ("err", p.stderr))]
+    for t in readers:
+        t.start()
+    for t in readers:
+        t.join(timeout=300)
+    assert p.wait(timeout=60) == 0
+    assert digests == {"out": want, "err": want}
+    assert log.stat().st_size == 2 * big.stat().st_size
 
 
 def test_log_keeps_chunk_order_and_appends(tmp_path):

@@ -32,6 +32,11 @@ constexpr std::size_t k_line_cap = 1000;
 // relaying when they have been quiet this long rather than waiting on them for ever.
 constexpr auto k_drain_quiet = std::chrono::milliseconds(1000);
 
+bool is_pipe(int fd) {
+    struct stat st {};
+    return fd >= 0 && ::fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode);
+}
+
 std::chrono::milliseconds seconds_to_ms(double s) {
     return std::chrono::milliseconds(static_cast<long long>(s * 1000.0 + 0.5));
 }
@@ -206,6 +211,7 @@ public:
         m_attempt.pid = child->pid;
         m_fds[0] = child->out_fd;
         m_fds[1] = child->err_fd;
+        for (std::size_t i = 0; i < 2; ++i) m_tee[i] = is_pipe(m_fds[i]) && is_pipe(i == 0 ? m_options.out_fd : m_options.err_fd);
         relay_until_done(t0);
         m_attempt.duration_s = std::chrono::duration<double>(Clock::now() - t0).count();
         if (m_watcher)
@@ -279,7 +285,16 @@ private:
     // Returns whether bytes arrived.
     bool read_stream(std::size_t s) {
         if (m_buffer.size() < k_read_size) m_buffer.resize(k_read_size);
-        const ssize_t n = ::read(m_fds[s], m_buffer.data(), m_buffer.size());
+        const int dest = s == 0 ? m_options.out_fd : m_options.err_fd;
+        // Pipe to pipe, the bytes are relayed by tee(2) (the kernel shares the pages; no
+        // copy through rmcp) and then read once for the log and the matcher.
+        std::size_t relayed = 0;
+        if (m_tee[s] && !m_sink_broken[s]) {
+            const int err = tee_to(s, dest, relayed);
+            if (err != 0) relay_failed(s, err);
+        }
+        const std::size_t want = relayed > 0 ? relayed : m_buffer.size();
+        ssize_t n = ::read(m_fds[s], m_buffer.data(), want);
         if (n < 0) {
             if (errno == EINTR || errno == EAGAIN) return false;
             close_stream(s);  // EIO: the pty's last slave closed
@@ -289,17 +304,15 @@ private:
             close_stream(s);
             return false;
         }
-        const std::string_view chunk(m_buffer.data(), static_cast<std::size_t>(n));
-        const int dest = s == 0 ? m_options.out_fd : m_options.err_fd;
-        if (!m_sink_broken[s]) {
-            if (const int err = write_all(dest, chunk.data(), chunk.size()); err != 0) {
-                // Our reader went away (`rmcp run -- cmd | head`): close the child's pipe too,
-                // so it meets the same EPIPE/SIGPIPE it would have met without us.
-                m_sink_broken[s] = true;
-                m_diag.verbose(fmt::format("relaying std{}: {}", s == 0 ? "out" : "err", std::strerror(err)));
-                m_close_after = true;
-            }
+        // What tee() duplicated is in the pipe: take exactly that, or it would be relayed twice.
+        while (static_cast<std::size_t>(n) < relayed) {
+            const ssize_t more = ::read(m_fds[s], m_buffer.data() + n, relayed - static_cast<std::size_t>(n));
+            if (more > 0) n += more;
+            else if (more == 0 || errno != EINTR) break;
         }
+        const std::string_view chunk(m_buffer.data(), static_cast<std::size_t>(n));
+        if (relayed == 0 && !m_sink_broken[s])
+            if (const int err = write_all(dest, chunk.data(), chunk.size()); err != 0) relay_failed(s, err);
         m_log.write(chunk);
         (s == 0 ? m_attempt.bytes_out : m_attempt.bytes_err) += chunk.size();
         keep_tail(chunk);
@@ -309,6 +322,39 @@ private:
             close_stream(s);
         }
         return true;
+    }
+
+    // Duplicates what the child's pipe holds into `dest` (a pipe too), waiting while `dest`
+    // is full as write() would. `relayed` gets the byte count; returns 0 or an errno.
+    // EINVAL (not two pipes after all) turns tee off for the stream: read and write it is.
+    int tee_to(std::size_t s, int dest, std::size_t& relayed) {
+        for (;;) {
+            const ssize_t n = ::tee(m_fds[s], dest, m_buffer.size(), SPLICE_F_NONBLOCK);
+            if (n >= 0) {
+                relayed = static_cast<std::size_t>(n);
+                return 0;
+            }
+            if (errno == EINTR) continue;
+            if (errno == EAGAIN) {  // poll() said there is input: the destination is full
+                pollfd p{dest, POLLOUT, 0};
+                ::poll(&p, 1, -1);
+                if (p.revents & (POLLERR | POLLHUP)) return EPIPE;
+                continue;
+            }
+            if (errno == EINVAL) {
+                m_tee[s] = false;
+                return 0;
+            }
+            return errno;
+        }
+    }
+
+    void relay_failed(std::size_t s, int err) {
+        // Our reader went away (`rmcp run -- cmd | head`): close the child's pipe too,
+        // so it meets the same EPIPE/SIGPIPE it would have met without us.
+        m_sink_broken[s] = true;
+        m_diag.verbose(fmt::format("relaying std{}: {}", s == 0 ? "out" : "err", std::strerror(err)));
+        m_close_after = true;
     }
 
     void keep_tail(std::string_view chunk) {
@@ -439,6 +485,7 @@ private:
     bool m_done = false;
     std::array<int, 2> m_fds{-1, -1};
     std::array<bool, 2> m_sink_broken{false, false};
+    std::array<bool, 2> m_tee{false, false};  // relay by tee(2): both ends are pipes
     bool m_close_after = false;
     std::array<std::uint64_t, 2> m_offsets{0, 0};
     std::array<std::string, 2> m_recent;
