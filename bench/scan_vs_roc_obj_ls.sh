@@ -5,22 +5,19 @@
 set -euo pipefail
 BUILD=${1:-build}
 RMCP="$BUILD/rmcp"
+# Every ROCm library Debian 12 packages (those installed here): real files, not the links.
 LIBS=()
-for f in /usr/lib/x86_64-linux-gnu/librocrand.so.1.1 \
-         /usr/lib/x86_64-linux-gnu/libhsa-runtime64.so.1.5.0 \
-         /usr/lib/x86_64-linux-gnu/libamdhip64.so.5.2.21153 \
-         /usr/lib/x86_64-linux-gnu/libamd_comgr.so.2.4.0 \
-         /usr/lib/x86_64-linux-gnu/libhiprtc-builtins.so.5.2.21153 \
-         /usr/lib/x86_64-linux-gnu/librocsparse.so.0.1; do
-  [[ -f $f ]] && LIBS+=("$f")
+for f in /usr/lib/x86_64-linux-gnu/lib{rocrand,hiprand,rocsparse,hipsparse,hsa-runtime64,hsakmt,amdhip64,amd_comgr,hiprtc-builtins,rocm_smi64}.so.*; do
+  [[ -f $f && ! -L $f ]] && LIBS+=("$f")
 done
 for f in "${LIBS[@]}"; do
   echo "== $f ($(stat -c %s "$f") bytes)"
   hyperfine -N -i --warmup 3 --runs 20 --export-json "/tmp/rmcp-scan-bench-$(basename "$f").json" \
     "$RMCP scan $f" "roc-obj-ls $f" 2>/dev/null | grep -E "Time|±|faster" || true
 done
-echo "== all files in one command"
-hyperfine -N --warmup 2 --runs 10 "$RMCP scan ${LIBS[*]}" 2>/dev/null | grep -E "Time" || true
+echo "== all files: one rmcp command vs roc-obj-ls on each file"
+hyperfine -N -i --warmup 2 --runs 10 "$RMCP scan ${LIBS[*]}" \
+  "sh -c 'for f in ${LIBS[*]}; do roc-obj-ls \$f; done >/dev/null 2>&1'" 2>/dev/null | grep -E "Time|±|faster" || true
 echo "== max RSS (KiB)"
 for f in "${LIBS[@]}"; do
   printf '%s rmcp %s roc-obj-ls %s\n' "$(basename "$f")" \
