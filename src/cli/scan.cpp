@@ -91,7 +91,7 @@ void add_scan_command(CLI::App& app, Context& ctx, Action& action) {
     cmd->add_option("paths", paths, "Files or directories to scan (default: the ROCm and PyTorch installations "
                                     "detect finds, checked against each GPU)")
         ->type_name("PATH");
-    cmd->add_flag("--deep", deep, "Search every data section (also beside .hip_fatbin) and unknown files for embedded code, without a size limit");
+    cmd->add_flag("--deep", deep, "Search every data section (also beside .hip_fatbin, and .data.rel.ro) and unknown files for embedded code, without a size limit");
     cmd->footer("Formats: text (default), json. Exit 0 when the scan completed (damaged files are warnings); "
                 "2 when a named path cannot be read.");
     cmd->callback([&] {
@@ -102,6 +102,7 @@ void add_scan_command(CLI::App& app, Context& ctx, Action& action) {
             if (deep) {
                 limits.embedded_search_limit = 0;
                 limits.sweep_with_fatbin = true;
+                limits.sweep_relocated_data = true;
             }
             scan::ScanReport report;
             const bool installations = paths.empty();

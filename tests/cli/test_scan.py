@@ -146,6 +146,26 @@ def test_hsa_runtime_raw_code_objects(rmcp):
     assert "gfx1035" in f["targets"]
 
 
+def test_sweep_finds_bundles_in_data_sections_and_relocated_data_with_deep(rmcp, tmp_path, hip_build):
+    # A real bundle (hipcc's .hip_fatbin) placed in a host object's .rodata, and in its
+    # .data.rel.ro, by objcopy: the default sweep reads the first, --deep also the second.
+    _, fat = hip_build
+    objs = {}
+    for section in (".rodata", ".data.rel.ro"):
+        obj = tmp_path / f"blob{section.replace('.', '_')}.o"
+        subprocess.run(["objcopy", "-I", "binary", "-O", "elf64-x86-64", "-B", "i386:x86-64",
+                        "--rename-section", f".data={section},alloc,load,data,contents", str(fat), str(obj)],
+                       check=True)
+        assert section in subprocess.run(["readelf", "-SW", str(obj)], capture_output=True, text=True).stdout
+        objs[section] = obj
+    (f,) = scan_json(rmcp, objs[".rodata"])["files"]
+    assert f["kind"] == "host-elf" and f["targets"] == sorted(ARCHS)
+    (g,) = scan_json(rmcp, objs[".data.rel.ro"])["files"]
+    assert g["targets"] == []
+    (h,) = scan_json(rmcp, "--deep", objs[".data.rel.ro"])["files"]
+    assert h["targets"] == sorted(ARCHS)
+
+
 def write(path, data):
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(data)

@@ -28,6 +28,10 @@ struct ScanLimits {
     std::uint64_t embedded_search_limit = std::uint64_t{64} << 20;  // per file; 0 = no limit
     std::uint64_t max_bundles_per_region = 100000;
     bool sweep_with_fatbin = false;  // also sweep data sections of files that have .hip_fatbin
+    // Also sweep .data.rel.ro: data the dynamic linker relocates (pointer tables, vtables).
+    // A code object is a byte array without pointers, which compilers put in .rodata or
+    // .data; relocated data is a fifth of a big C++ library's data (libamd_comgr: 2.8 MB).
+    bool sweep_relocated_data = false;
     // false: never sweep data sections (headers, section tables and .hip_fatbin only). doctor
     // runs this way: runtimes' raw blit kernels are not what a coverage rule asks about, and
     // a CPU torch's libtorch_cpu.so (hundreds of MB, no .hip_fatbin) would cost a 64 MiB sweep.

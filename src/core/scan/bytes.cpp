@@ -36,6 +36,11 @@ Result<MappedFile> MappedFile::open(const std::string& path) {
             return Error{"mapping", path, std::strerror(err), ExitCode::environment, err};
         }
         f.m_data = static_cast<const unsigned char*>(p);
+        // Headers and tables are read here and there: no read-ahead and no fault-around,
+        // which would otherwise map 64 KiB around every header touched (888 bundle
+        // entries of librocsparse made a 52 MB resident set). Sweeps ask for pages
+        // explicitly (prefetch).
+        ::madvise(p, f.m_size, MADV_RANDOM);
     }
     ::close(fd);  // the mapping keeps the file alive
     return f;
@@ -63,6 +68,19 @@ void MappedFile::release(std::uint64_t offset, std::uint64_t length) const {
     const std::uint64_t begin = offset / page * page;
     const std::uint64_t end = offset + length;
     ::madvise(const_cast<unsigned char*>(m_data) + begin, static_cast<std::size_t>(end - begin), MADV_DONTNEED);
+}
+
+void MappedFile::prefetch(std::uint64_t offset, std::uint64_t length) const {
+    if (!m_data || !in_bounds(m_size, offset, length)) return;
+    const auto page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+    const std::uint64_t begin = offset / page * page;
+    void* at = const_cast<unsigned char*>(m_data) + begin;
+    const auto bytes = static_cast<std::size_t>(offset + length - begin);
+#ifdef MADV_POPULATE_READ
+    // Linux 5.14+: fill the page tables for the range in one call instead of a fault per page.
+    if (::madvise(at, bytes, MADV_POPULATE_READ) == 0) return;
+#endif
+    ::madvise(at, bytes, MADV_WILLNEED);
 }
 
 }  // namespace rmcp::scan

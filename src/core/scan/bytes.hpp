@@ -60,6 +60,8 @@ public:
     [[nodiscard]] std::uint64_t size() const { return m_size; }
     // Drops the pages of [offset, offset+length) from this process (they stay in the page cache).
     void release(std::uint64_t offset, std::uint64_t length) const;
+    // About to read [offset, offset+length) from end to end (a sweep): map it in one go.
+    void prefetch(std::uint64_t offset, std::uint64_t length) const;
 
 private:
     MappedFile() = default;

@@ -173,6 +173,7 @@ public:
             const std::uint64_t w_end = std::min(end, w + k_sweep_window);
             // Candidates may straddle the window edge: search a little past it.
             const std::uint64_t s_end = std::min<std::uint64_t>(end, w_end + k_bundle_magic.size());
+            if (m_mapping) m_mapping->prefetch(w, s_end - w);
             hits.clear();
             find_magics(m_data.subspan(static_cast<std::size_t>(w), static_cast<std::size_t>(s_end - w)), w_end - w, hits);
             for (const auto rel : hits) {
@@ -304,6 +305,7 @@ void scan_host_elf(Bytes data, const ScanLimits& limits, const MappedFile* mappi
         if (s.name == ".hipFatBinSegment" || s.name.starts_with(".eh_frame") || s.name == ".gcc_except_table" ||
             s.name == ".got" || s.name == ".got.plt" || s.name == ".init_array" || s.name == ".fini_array")
             continue;
+        if (s.name.starts_with(".data.rel.ro") && !limits.sweep_relocated_data) continue;
         scanner.search_embedded(s.offset, s.offset + s.size, s.name.empty() ? "section" : s.name);
     }
 }
