@@ -34,8 +34,12 @@ median "$work/startup.json"
 
 for data in random.bin log.txt; do
   echo "== throughput, $data (${mb} MiB) to /dev/null"
+  # The last command is the plainest pipe-based observer: cat writing into an ordinary
+  # shell pipe whose reader only reads (1 MiB blocks) and discards. Bare `cat` to /dev/null
+  # has no pipe at all; anything that sees the bytes has one.
   hyperfine -N -w 1 -r 7 --output=null --export-json "$work/null.json" \
-    "cat $work/$data" "$rmcp run -- cat $work/$data" "$rmcp --kb $work/empty-kb run -- cat $work/$data" >/dev/null 2>&1
+    "cat $work/$data" "$rmcp run -- cat $work/$data" "$rmcp --kb $work/empty-kb run -- cat $work/$data" \
+    "sh -c 'cat $work/$data | dd of=/dev/null bs=1M status=none'" >/dev/null 2>&1
   median "$work/null.json"
   echo "== throughput, $data (${mb} MiB) to a pipe (| cat > /dev/null)"
   hyperfine -w 1 -r 7 --export-json "$work/pipe.json" \
