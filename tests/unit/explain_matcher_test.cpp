@@ -3,10 +3,15 @@
 #include <gtest/gtest.h>
 #include <zlib.h>
 
+#include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
+
+#include <sys/mman.h>
+#include <unistd.h>
 
 namespace rmcp::explain {
 namespace {
@@ -147,6 +152,32 @@ TEST(ExplainMatcher, PatternAnchoredAtEndOfStreamWithoutNewline) {
     const auto matches = scan(set, "x\nHW Exception by GPU node-1 (Agent handle: 0x1) reason :GPU Hang", 7);
     ASSERT_EQ(matches.size(), 1U);
     EXPECT_EQ(matches[0].line, 2U);
+}
+
+// Regression (Hyperscan 5.4's AVX512VBMI matcher reads past the end of its buffer, see
+// util/hyperscan.hpp): chunks that end where readable memory ends, a faulting page after.
+TEST(ExplainMatcher, ChunksEndingAtAGuardPageAreScannedWithoutReadingPastThem) {
+    const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+    void* map = ::mmap(nullptr, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ASSERT_NE(map, MAP_FAILED);
+    auto* base = static_cast<char*>(map);
+    ASSERT_EQ(::mprotect(base + page, page, PROT_NONE), 0);
+    auto set = compile({entry("fault", {sig("Memory access fault by GPU node-[0-9]+")})});
+    const std::string text = std::string(k_fault_log);
+    for (const std::size_t piece : {std::size_t{1}, std::size_t{40}, std::size_t{64}, std::size_t{65}, text.size()}) {
+        std::vector<Match> got;
+        LogScanner scanner(set, [&](const Match& m) { got.push_back(m); }, {});
+        for (std::size_t i = 0; i < text.size(); i += piece) {
+            const std::size_t n = std::min(piece, text.size() - i);
+            char* chunk = base + page - n;  // each chunk's last byte is the page's last byte
+            std::memcpy(chunk, text.data() + i, n);
+            ASSERT_TRUE(scanner.feed(std::string_view(chunk, n)).ok());
+        }
+        ASSERT_TRUE(scanner.finish().ok());
+        ASSERT_EQ(got.size(), 1U) << "piece " << piece;
+        EXPECT_EQ(got[0].line, 4U) << "piece " << piece;
+    }
+    ::munmap(map, 2 * page);
 }
 
 TEST(ExplainMatcher, ContextWordsCountOnlyWithinWindow) {

@@ -84,6 +84,10 @@ INSTANTIATE_TEST_SUITE_P(
     Every, KbLoaderErrors,
     ::testing::Values(
         BadCase{"id = \"e\"\ntitle = \"unterminated\n", "kb/e.toml:2", ""},  // TOML syntax
+        // Regression (fuzz_kb_loader on CI): toml++ asserted on a key that cannot start a key;
+        // every build type now reports it (util/toml.hpp).
+        BadCase{k_head + "[!]\n", "kb/e.toml:8", "expected bare key starting character"},
+        BadCase{k_head + "[ \\x]\n", "kb/e.toml:8", "expected bare key starting character"},
         BadCase{k_head + "colour = 1\n" + k_applies, "kb/e.toml:8", "unknown key \"colour\""},
         BadCase{"id = \"other\"\n" + k_head.substr(k_head.find('\n') + 1) + k_applies, "kb/e.toml:1", "file name stem"},
         BadCase{k_head.substr(k_head.find('\n') + 1) + k_applies, "kb/e.toml:1", "missing required key \"id\""},

@@ -1,5 +1,6 @@
 #include "explain/matcher.hpp"
 
+#include "util/hyperscan.hpp"
 #include "util/strings.hpp"
 
 #include <hs/hs.h>
@@ -230,8 +231,11 @@ Status LogScanner::feed(std::string_view bytes) {
         bytes.remove_prefix(piece.size());
         m_events.clear();
         if (m_hs->stream) {
-            const auto rc = hs_scan_stream(m_hs->stream, piece.data(), static_cast<unsigned>(piece.size()), 0,
-                                           m_hs->scratch, &LogScanner::on_hs_event, this);
+            const auto scan_piece = [&](const char* data, std::size_t size, std::uint64_t, std::uint64_t) {
+                return hs_scan_stream(m_hs->stream, data, static_cast<unsigned>(size), 0, m_hs->scratch,
+                                      &LogScanner::on_hs_event, this);
+            };
+            const auto rc = hyperscan::scan_without_overread(piece, 0, hs_error_t{HS_SUCCESS}, scan_piece);
             if (rc != HS_SUCCESS)
                 return Error{"scanning log", "", fmt::format("Hyperscan error {}", rc), ExitCode::environment};
         }

@@ -1,11 +1,11 @@
 // Loading and validating kb/*.toml (docs/kb-format.md). Every error names file:line.
 #include "kb/kb.hpp"
 #include "kb/predicate.hpp"
+#include "util/toml.hpp"
 #include "util/toml_guard.hpp"
 
 #include <fmt/format.h>
 #include <hs/hs.h>
-#include <toml++/toml.h>
 
 #include <algorithm>
 #include <fstream>

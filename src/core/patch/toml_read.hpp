@@ -3,8 +3,7 @@
 #pragma once
 
 #include "util/error.hpp"
-
-#include <toml++/toml.h>
+#include "util/toml.hpp"
 
 #include <fmt/format.h>
 

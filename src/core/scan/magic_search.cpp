@@ -1,6 +1,7 @@
 #include "scan/magic_search.hpp"
 
 #include "scan/bundle.hpp"
+#include "util/hyperscan.hpp"
 
 #include <hs/hs.h>
 
@@ -56,15 +57,21 @@ struct Scratch {
     }
 };
 
+constexpr std::size_t k_longest_magic =
+    std::max_element(k_magics.begin(), k_magics.end(), [](auto a, auto b) { return a.size() < b.size(); })->size();
+
 struct Collect {
     std::vector<std::uint64_t>* hits;
     std::uint64_t starts_before;
+    std::uint64_t offset = 0;      // of the scanned piece in the range
+    std::uint64_t seen_until = 0;  // matches ending here or before were reported already
 };
 
 int on_match(unsigned id, unsigned long long /*from*/, unsigned long long to, unsigned /*flags*/, void* ctx) {
     auto& c = *static_cast<Collect*>(ctx);
-    const std::uint64_t start = to - k_magics[id].size();
-    if (start < c.starts_before) c.hits->push_back(start);
+    const std::uint64_t end = c.offset + to;
+    const std::uint64_t start = end - k_magics[id].size();
+    if (end > c.seen_until && start < c.starts_before) c.hits->push_back(start);
     return 0;
 }
 
@@ -91,8 +98,13 @@ void find_magics(Bytes range, std::uint64_t starts_before, std::vector<std::uint
     // Hyperscan takes 32-bit lengths; the sweep hands it windows of a few MiB.
     const bool usable = db && range.size() <= UINT32_MAX && hs_alloc_scratch(db, &scratch.scratch) == HS_SUCCESS;
     Collect collect{&hits, starts_before};
-    if (!usable || hs_scan(db, reinterpret_cast<const char*>(range.data()), static_cast<unsigned>(range.size()), 0,
-                           scratch.scratch, &on_match, &collect) != HS_SUCCESS) {
+    const auto scan_piece = [&](const char* data, std::size_t size, std::uint64_t offset, std::uint64_t seen_until) {
+        collect.offset = offset;
+        collect.seen_until = seen_until;
+        return hs_scan(db, data, static_cast<unsigned>(size), 0, scratch.scratch, &on_match, &collect);
+    };
+    if (!usable || hyperscan::scan_without_overread(as_chars(range), k_longest_magic - 1, hs_error_t{HS_SUCCESS},
+                                                     scan_piece) != HS_SUCCESS) {
         hits.resize(first);
         find_with_memmem(range, starts_before, hits);
     }
