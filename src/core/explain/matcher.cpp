@@ -1,5 +1,6 @@
 #include "explain/matcher.hpp"
 
+#include "util/aligned_buffer.hpp"
 #include "util/hyperscan.hpp"
 #include "util/strings.hpp"
 
@@ -530,13 +531,13 @@ private:
     z_stream m_zs{};
     bool m_ok = false;
     bool m_member_done = false;
-    std::string m_out = std::string(k_read_chunk * 4, '\0');
+    AlignedBuffer m_out{k_read_chunk * 4};
 };
 
 }  // namespace
 
 Status scan_fd(int fd, std::string_view what, LogScanner& scanner) {
-    std::string buf(k_read_chunk, '\0');
+    AlignedBuffer buf(k_read_chunk);
     // Decide plain or gzip on the first two bytes (a pipe may deliver them one at a time).
     std::size_t have = 0;
     while (have < 2) {
@@ -545,7 +546,7 @@ Status scan_fd(int fd, std::string_view what, LogScanner& scanner) {
         if (n == 0) break;
         have += static_cast<std::size_t>(n);
     }
-    const bool gzip = have >= 2 && static_cast<unsigned char>(buf[0]) == 0x1f && static_cast<unsigned char>(buf[1]) == 0x8b;
+    const bool gzip = have >= 2 && static_cast<unsigned char>(buf.data()[0]) == 0x1f && static_cast<unsigned char>(buf.data()[1]) == 0x8b;
     std::unique_ptr<Inflater> inflater = gzip ? std::make_unique<Inflater>() : nullptr;
     auto consume = [&](std::string_view bytes) -> Status {
         if (inflater) return inflater->push(bytes, what, scanner);

@@ -1,5 +1,7 @@
 #include "run/supervisor.hpp"
 
+#include "util/aligned_buffer.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -21,8 +23,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// One read per wake-up; large enough that relaying costs little more than cat's own
-// copy loop (docs/PERFORMANCE.md, "rmcp run").
+// One read per wake-up, into a page-aligned buffer; large enough that relaying costs
+// little more than cat's own copy loop (docs/PERFORMANCE.md, "rmcp run").
 constexpr std::size_t k_read_size = std::size_t{256} << 10;
 constexpr std::size_t k_tail_bytes = std::size_t{32} << 10;   // kept for the excerpt
 constexpr std::size_t k_recent_bytes = std::size_t{4} << 10;  // per stream, for match lines
@@ -284,7 +286,6 @@ private:
 
     // Returns whether bytes arrived.
     bool read_stream(std::size_t s) {
-        if (m_buffer.size() < k_read_size) m_buffer.resize(k_read_size);
         const int dest = s == 0 ? m_options.out_fd : m_options.err_fd;
         // Pipe to pipe, the bytes are relayed by tee(2) (the kernel shares the pages; no
         // copy through rmcp) and then read once for the log and the matcher.
@@ -489,7 +490,7 @@ private:
     bool m_close_after = false;
     std::array<std::uint64_t, 2> m_offsets{0, 0};
     std::array<std::string, 2> m_recent;
-    std::vector<char> m_buffer;
+    AlignedBuffer m_buffer{k_read_size};
     std::string m_tail;
     bool m_tail_truncated = false;
     std::unique_ptr<OutputWatcher> m_watcher;
