@@ -2,6 +2,8 @@
 # Whole-command benchmarks of `rmcp run` against the bare command (docs/PERFORMANCE.md,
 # "rmcp run"). Usage: bench/run_bench.sh [BUILD_DIR] [SIZE_MB]. Needs hyperfine.
 # Data is generated under /tmp and removed afterwards; results are medians from hyperfine.
+# Build the release preset first (cmake --preset release && cmake --build build-release):
+# it has bench/relay_floor, the reference observer.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
@@ -32,17 +34,25 @@ hyperfine -N -w 10 -r 100 --export-json "$work/startup.json" \
   "true" "$rmcp --version" "$rmcp run -- true" >/dev/null 2>&1
 median "$work/startup.json"
 
+floor="$(cd "$build" && pwd)/bench/relay_floor"  # the cheapest observer: bench/relay_floor.cpp
 for data in random.bin log.txt; do
   echo "== throughput, $data (${mb} MiB) to /dev/null"
-  # The last command is the plainest pipe-based observer: cat writing into an ordinary
-  # shell pipe whose reader only reads (1 MiB blocks) and discards. Bare `cat` to /dev/null
-  # has no pipe at all; anything that sees the bytes has one.
-  hyperfine -N -w 1 -r 7 --output=null --export-json "$work/null.json" \
-    "cat $work/$data" "$rmcp run -- cat $work/$data" "$rmcp --kb $work/empty-kb run -- cat $work/$data" \
-    "sh -c 'cat $work/$data | dd of=/dev/null bs=1M status=none'" >/dev/null 2>&1
+  # Bare `cat` to /dev/null moves each byte once (page cache -> its buffer; the write is
+  # discarded). relay_floor is what any observer costs at least: the child writes into a
+  # pipe and the bytes are spliced away unseen.
+  hyperfine -N -w 1 -r 9 --output=null --export-json "$work/null.json" \
+    "cat $work/$data" "$floor cat $work/$data" "$rmcp run -- cat $work/$data" \
+    "$rmcp --kb $work/empty-kb run -- cat $work/$data" >/dev/null 2>&1
   median "$work/null.json"
   echo "== throughput, $data (${mb} MiB) to a pipe (| cat > /dev/null)"
-  hyperfine -w 1 -r 7 --export-json "$work/pipe.json" \
-    "cat $work/$data | cat >/dev/null" "$rmcp run -- cat $work/$data | cat >/dev/null" >/dev/null 2>&1
+  hyperfine -w 1 -r 9 --export-json "$work/pipe.json" \
+    "cat $work/$data | cat >/dev/null" "$floor cat $work/$data | cat >/dev/null" \
+    "$rmcp run -- cat $work/$data | cat >/dev/null" >/dev/null 2>&1
   median "$work/pipe.json"
+  echo "== throughput, $data (${mb} MiB) to a file (> FILE; bare cat uses copy_file_range)"
+  hyperfine -w 1 -r 9 --export-json "$work/file.json" \
+    "cat $work/$data > $work/out" "$floor cat $work/$data > $work/out" \
+    "$rmcp run -- cat $work/$data > $work/out" >/dev/null 2>&1
+  median "$work/file.json"
+  rm -f "$work/out"
 done

@@ -102,7 +102,8 @@ probe::CrashClassifier crash_classifier(Context& ctx) {
         ctx.diag.verbose(fmt::format("crashes not matched against the knowledge base: {}", kb.error().message()));
         return {};
     }
-    auto set = explain::SignatureSet::compile(kb->entries, explain::Reporting::first_only);
+    auto set =
+        explain::SignatureSet::compile(kb->entries, explain::Reporting::first_only, explain::ContextWords::skip);
     if (!set) {
         ctx.diag.verbose(fmt::format("crashes not matched against the knowledge base: {}", set.error().message()));
         return {};

@@ -139,7 +139,8 @@ TEST(ExplainMatcher, HugeLineKeepsBoundedExcerpt) {
 }
 
 TEST(ExplainMatcher, InvalidUtf8AndNulBytesAreScannedAsBytes) {
-    const std::string input = std::string("ok\n\xff\xfe\x80garbage\0\xc3(", 14) + " hipErrorNoBinaryForGpu: Unable to find code object\n";
+    std::string input("ok\n\xff\xfe\x80garbage\0\xc3(", 14);
+    input += " hipErrorNoBinaryForGpu: Unable to find code object\n";  // appended: g++ 12 warns on operator+ here
     auto set = compile({entry("nobin", {sig("hipErrorNoBinaryForGpu")})});
     const auto matches = scan(set, input, 3);
     ASSERT_EQ(matches.size(), 1U);
@@ -230,6 +231,23 @@ TEST(ExplainMatcher, FirstOnlyReportingUsesSingleMatch) {
     const auto out = scan(set, "a amdgpu.ids\nb amdgpu.ids\n");
     ASSERT_EQ(out.size(), 1U);
     EXPECT_EQ(out[0].line, 1U);
+}
+
+TEST(ExplainMatcher, SkippedContextWordsAreNotLookedForAndDoNotDelayTheReport) {
+    const std::vector<kb::Entry> entries{entry("oom", {sig("HIP out of memory", {"allocator"}, 5)})};
+    auto set = SignatureSet::compile(entries, Reporting::first_only, ContextWords::skip);
+    ASSERT_TRUE(set.ok());
+    EXPECT_TRUE((*set)->context_words().empty());
+    EXPECT_TRUE((*set)->signatures()[0].context_words.empty());
+    std::vector<Match> out;
+    LogScanner scanner(*set, [&](const Match& m) { out.push_back(m); });
+    ASSERT_TRUE(scanner.feed("HIP out of memory. Tried to allocate 2.00 GiB\nallocator one\nallocator two\n").ok());
+    // Reported once lines_after (2) lines have followed, not after the 5-line window.
+    ASSERT_EQ(out.size(), 1U);
+    EXPECT_TRUE(out[0].context_found.empty());
+    EXPECT_EQ(out[0].excerpt.size(), 3U);
+    ASSERT_TRUE(scanner.finish().ok());
+    EXPECT_EQ(out.size(), 1U);
 }
 
 TEST(ExplainMatcher, CaseMattersUnlessThePatternSaysSo) {

@@ -56,7 +56,7 @@ std::string where(const kb::Entry& entry, const kb::Signature& sig) {
 }  // namespace
 
 Result<std::shared_ptr<const SignatureSet>> SignatureSet::compile(std::span<const kb::Entry> entries,
-                                                                  Reporting reporting) {
+                                                                  Reporting reporting, ContextWords context) {
     std::shared_ptr<SignatureSet> set(new SignatureSet());
     set->m_reporting = reporting;
     set->m_entry_count = entries.size();
@@ -66,7 +66,7 @@ Result<std::shared_ptr<const SignatureSet>> SignatureSet::compile(std::span<cons
         for (std::size_t s = 0; s < entry.signatures.size(); ++s) {
             CompiledSignature cs{e, s, entry.id, entry.signatures[s], {}};
             for (const auto& word : cs.source.context) {
-                if (word.empty()) continue;
+                if (word.empty() || context == ContextWords::skip) continue;
                 std::string key;
                 for (const char c : word) key += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
                 auto [it, inserted] = word_ids.try_emplace(key, static_cast<unsigned>(set->m_context_words.size()));
@@ -305,7 +305,9 @@ Status LogScanner::process(std::string_view chunk, std::uint64_t chunk_start) {
             const auto seen = m_context_seen[cs.context_words[k]];
             if (seen != 0 && seen + cs.source.window >= line) m.context_found.push_back(k);
         }
-        pending->ready_line = line + std::max(cs.source.window, m_limits.lines_after);
+        // Wait for the context window only where there are words to look for.
+        const unsigned window = cs.context_words.empty() ? 0U : cs.source.window;
+        pending->ready_line = line + std::max(window, m_limits.lines_after);
 
         // A match reported late ends at most a byte or two before this chunk; the history
         // holds far more, but never read outside what is kept.

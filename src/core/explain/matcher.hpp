@@ -50,6 +50,14 @@ enum class Reporting {
     first_only,  // the first match of each signature per stream (Hyperscan SINGLEMATCH)
 };
 
+// Whether a set looks for its signatures' context words. They only rank causes (explain);
+// run and probe classify by entry, and skipping the words makes their scan cheaper
+// (48 literals fewer in the shipped kb: docs/PERFORMANCE.md, "rmcp run").
+enum class ContextWords {
+    match,  // Match::context_found says which words appeared within the signature's window
+    skip,   // context_found stays empty; a match is reported without waiting for its window
+};
+
 // One compiled signature and where it came from.
 struct CompiledSignature {
     std::size_t entry = 0;      // index into the entries given to compile()
@@ -68,7 +76,8 @@ public:
     // Context words are literal and matched case-insensitively.
     // An empty entry list gives an empty set (scanners then only count lines).
     static Result<std::shared_ptr<const SignatureSet>> compile(std::span<const kb::Entry> entries,
-                                                               Reporting reporting = Reporting::every_line);
+                                                               Reporting reporting = Reporting::every_line,
+                                                               ContextWords context = ContextWords::match);
 
     [[nodiscard]] const std::vector<CompiledSignature>& signatures() const { return m_signatures; }
     [[nodiscard]] const std::vector<std::string>& context_words() const { return m_context_words; }

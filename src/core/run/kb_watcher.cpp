@@ -74,8 +74,10 @@ WatcherFactory kb_watcher_factory(std::filesystem::path kb_dir) {
                 auto compiled = std::make_shared<Compiled>();
                 compiled->kb = std::move(*loaded);
                 // First match per signature and stream: the report needs which entries fired
-                // and where, and SINGLEMATCH keeps the scan cheap on chatty output.
-                auto set = explain::SignatureSet::compile(compiled->kb.entries, explain::Reporting::first_only);
+                // and where, and SINGLEMATCH keeps the scan cheap on chatty output. Context
+                // words rank causes for explain; the supervisor classifies by entry.
+                auto set = explain::SignatureSet::compile(compiled->kb.entries, explain::Reporting::first_only,
+                                                          explain::ContextWords::skip);
                 if (!set) {
                     cache->compiled = Result<std::shared_ptr<const Compiled>>(set.error());
                 } else {
