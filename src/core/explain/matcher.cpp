@@ -548,7 +548,8 @@ Status scan_fd(int fd, std::string_view what, LogScanner& scanner) {
         if (n == 0) break;
         have += static_cast<std::size_t>(n);
     }
-    const bool gzip = have >= 2 && static_cast<unsigned char>(buf.data()[0]) == 0x1f && static_cast<unsigned char>(buf.data()[1]) == 0x8b;
+    const auto* head = reinterpret_cast<const unsigned char*>(buf.data());
+    const bool gzip = have >= 2 && head[0] == 0x1f && head[1] == 0x8b;
     std::unique_ptr<Inflater> inflater = gzip ? std::make_unique<Inflater>() : nullptr;
     auto consume = [&](std::string_view bytes) -> Status {
         if (inflater) return inflater->push(bytes, what, scanner);
