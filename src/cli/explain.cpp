@@ -6,6 +6,7 @@
 #include "explain/kernel_log.hpp"
 #include "explain/matcher.hpp"
 #include "explain/render.hpp"
+#include "explain/report_facts.hpp"
 #include "facts/facts_json.hpp"
 #include "kb/kb.hpp"
 
@@ -22,6 +23,7 @@ struct ExplainOptions {
     std::vector<std::string> inputs;
     bool kernel_log = false;
     bool no_facts = false;
+    bool ignore_report = false;
 };
 
 int explain(Context& ctx, const ExplainOptions& opts) {
@@ -39,8 +41,10 @@ int explain(Context& ctx, const ExplainOptions& opts) {
 
     auto kb = kb::load(ctx.kb_dir());
     if (!kb) return fail(ctx, kb.error());
-    auto set = explain::SignatureSet::compile(kb->entries);
+    auto set = explain::SignatureSet::compile(kb->entries, explain::Reporting::every_line, explain::ContextWords::match,
+                                              explain::report_probes());
     if (!set) return fail(ctx, set.error());
+    explain::ReportReader reporter;
 
     explain::DiagnosisBuilder builder(kb->entries, *set);
     explain::ExplainReport report;
@@ -53,6 +57,8 @@ int explain(Context& ctx, const ExplainOptions& opts) {
     for (const auto& path : inputs) {
         const std::string source = path == "-" ? "standard input" : path;
         explain::LogScanner scanner(*set, builder.collector(source));
+        if (!opts.ignore_report)
+            scanner.on_probe([&reporter, source](const explain::ProbeHit& hit) { reporter.add(source, hit); });
         const auto status = explain::scan_path(path, scanner);
         if (!status) {
             note_failure(status.error());
@@ -77,17 +83,25 @@ int explain(Context& ctx, const ExplainOptions& opts) {
         }
     }
 
-    // Facts rank the causes that hold on this machine (or on --root) first.
+    // Facts rank the causes that hold on the machine first: the reporter's, when the input
+    // is a bug report that describes it, else this machine (or --root).
     nlohmann::json facts;
     explain::AppliesFn applies;
-    if (!opts.no_facts) {
+    if (auto reported = reporter.facts(); reported.describes_machine()) {
+        facts = explain::report_facts_document(reported);
+        applies = explain::applies_on(facts);
+        report.facts_source = "report";
+        report.facts_from = "the report";
+        report.reporter = std::move(reported);
+    } else if (!opts.no_facts) {
         auto root = ctx.open_root();
         if (!root) return fail(ctx, root.error());
         facts = facts_to_json(detect(*root));
         applies = explain::applies_on(facts);
+        report.facts_source = root->is_live() ? "this machine" : "root";
         report.facts_from = root->is_live() ? "this machine" : "--root " + root->base().string();
     }
-    report.diagnoses = builder.rank(applies);
+    report.diagnoses = builder.rank(applies, report.reporter ? &facts : nullptr);
 
     if (*format == OutputFormat::json)
         fmt::print("{}\n", explain::render_json(report).dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
@@ -108,6 +122,9 @@ void add_explain_command(CLI::App& app, Context& ctx, Action& action) {
     cmd->add_flag("--kernel-log", opts->kernel_log, "Also read the kernel log (journalctl -k -b, else dmesg)");
     cmd->add_flag("--no-facts", opts->no_facts,
                   "Do not rank by this machine's facts (for logs from another machine without a snapshot)");
+    cmd->add_flag("--ignore-report", opts->ignore_report,
+                  "Do not read rocminfo, collect_env, version and environment lines in the input as the "
+                  "reporter's facts");
     cmd->footer("Exit codes: 0 something recognised, 1 nothing recognised, 2 unreadable log or bad "
                 "knowledge base, 3 kernel log unreadable. Formats: text (default), json. See docs/explain.md.");
     cmd->callback([&ctx, &action, opts] { action = [&ctx, opts] { return explain(ctx, *opts); }; });

@@ -363,7 +363,9 @@ void apply_marketing_name(Gpu& gpu, const AmdgpuIds& ids) {
     gpu.marketing_name = Fact<std::string>::known(name.value_or("AMD Radeon Graphics"), "amdgpu.ids");
 }
 
-void apply_override(Gpu& gpu, const std::map<std::string, std::string>& env) {
+}  // namespace
+
+void apply_gfx_override(Gpu& gpu, const std::map<std::string, std::string>& env) {
     if (!gpu.gfx_target) return;
     std::optional<std::pair<std::string, std::string>> source;
     if (gpu.node) {
@@ -391,6 +393,8 @@ void apply_override(Gpu& gpu, const std::map<std::string, std::string>& env) {
     }
     gpu.gfx_override = std::move(o);
 }
+
+namespace {
 
 void fill_target(Gpu& gpu, std::uint64_t version, const std::string& source) {
     gpu.gfx_target_version = Fact<std::uint64_t>::known(version, source);
@@ -458,7 +462,7 @@ void collect_gpus(Collector& c, Facts& facts, const std::map<std::string, std::s
             collect_drm_device(c, gpu, fmt::format("/sys/class/drm/renderD{}/device", *gpu.drm_render_minor));
         }
         apply_marketing_name(gpu, ids);
-        apply_override(gpu, env);
+        apply_gfx_override(gpu, env);
         facts.gpus.push_back(std::move(gpu));
     }
 

@@ -4,12 +4,19 @@
 #include "facts/facts.hpp"
 #include "root/root.hpp"
 
+#include <map>
+#include <string>
 #include <string_view>
 
 namespace rmcp {
 
 // Never fails: what cannot be read becomes an absent or unreadable fact.
 Facts detect(const Root& root);
+
+// Applies HSA_OVERRIDE_GFX_VERSION (or its per-node form for gpu.node) to a GPU whose
+// gfx_target is known: fills effective_gfx_target and gfx_override (relation to the chip).
+// Also used for a reporter's machine described by a bug report (explain/report_facts.hpp).
+void apply_gfx_override(Gpu& gpu, const std::map<std::string, std::string>& env);
 
 // Whether an environment variable is one detect reports (FACTS.md lists why each matters).
 bool is_relevant_env(std::string_view name);

@@ -103,6 +103,59 @@ bool gfx_officially_supported(std::string_view gfx) {
     return false;
 }
 
+namespace {
+struct ProductRow {
+    std::string_view name;  // matched case-insensitively as a whole-word substring
+    std::string_view gfx;
+};
+// Products per target: LLVM AMDGPUUsage, "Processors" (example products per gfx target),
+// https://llvm.org/docs/AMDGPUUsage.html#processors, and AMD's product pages for the chip of
+// each card (Navi 10/14/21/22/23/24/31/32/33/44/48, Phoenix, Strix, Strix Halo). Longer names
+// first: "RX 6800M" (Navi 22) must not be read as "RX 6800" (Navi 21).
+constexpr ProductRow k_products[] = {
+    {"RX 6850M", "gfx1031"}, {"RX 6800M", "gfx1031"}, {"RX 6700M", "gfx1031"}, {"RX 6800S", "gfx1032"},
+    {"RX 6700S", "gfx1032"}, {"RX 6650M", "gfx1032"}, {"RX 6600M", "gfx1032"}, {"RX 6500M", "gfx1034"},
+    {"RX 5700M", "gfx1010"}, {"RX 5600M", "gfx1010"}, {"RX 5500M", "gfx1012"},
+    {"RX 5700", "gfx1010"},  {"RX 5600", "gfx1010"},  {"Pro W5700", "gfx1010"}, {"Pro 5600", "gfx1010"},
+    {"RX 5500", "gfx1012"},  {"RX 5300", "gfx1012"},  {"Pro W5500", "gfx1012"}, {"Pro 5500", "gfx1012"},
+    {"RX 6950", "gfx1030"},  {"RX 6900", "gfx1030"},  {"RX 6800", "gfx1030"},  {"W6800", "gfx1030"},
+    {"V620", "gfx1030"},     {"RX 6750", "gfx1031"},  {"RX 6700", "gfx1031"},  {"RX 6650", "gfx1032"},
+    {"RX 6600", "gfx1032"},  {"W6600", "gfx1032"},    {"RX 6500", "gfx1034"},  {"RX 6400", "gfx1034"},
+    {"W6400", "gfx1034"},    {"680M", "gfx1035"},     {"660M", "gfx1035"},
+    {"RX 7900", "gfx1100"},  {"W7900", "gfx1100"},    {"W7800", "gfx1100"},  {"RX 7800", "gfx1101"},
+    {"RX 7700", "gfx1101"},  {"W7700", "gfx1101"},    {"RX 7650", "gfx1102"},  {"RX 7600", "gfx1102"},
+    {"W7600", "gfx1102"},    {"W7500", "gfx1102"},    {"780M", "gfx1103"},     {"760M", "gfx1103"},
+    {"740M", "gfx1103"},     {"890M", "gfx1150"},     {"880M", "gfx1150"},     {"8060S", "gfx1151"},
+    {"8050S", "gfx1151"},    {"8040S", "gfx1151"},    {"RX 9070", "gfx1201"},  {"R9700", "gfx1201"},
+    {"RX 9060", "gfx1200"},
+    {"Radeon VII", "gfx906"}, {"MI50", "gfx906"},     {"MI60", "gfx906"},      {"Vega 64", "gfx900"},
+    {"Vega 56", "gfx900"},   {"Vega Frontier", "gfx900"}, {"MI25", "gfx900"},
+    {"RX 590", "gfx803"},    {"RX 580", "gfx803"},    {"RX 570", "gfx803"},    {"RX 480", "gfx803"},
+    {"RX 470", "gfx803"},    {"MI100", "gfx908"},     {"MI210", "gfx90a"},     {"MI250", "gfx90a"},
+    {"MI300", "gfx942"},     {"MI325", "gfx942"},     {"MI350", "gfx950"},     {"MI355", "gfx950"},
+};
+
+bool is_word_char(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+}  // namespace
+
+std::optional<std::string> gfx_for_marketing_name(std::string_view name) {
+    const auto haystack = to_lower(name);
+    for (const auto& row : k_products) {
+        const auto needle = to_lower(row.name);
+        for (auto pos = haystack.find(needle); pos != std::string::npos; pos = haystack.find(needle, pos + 1)) {
+            const auto end = pos + needle.size();
+            // "RX 6800" must not match "RX 68000" nor the mobile "RX 6800M" (listed first when
+            // known); "RX 6700XT" and "RX 7900GRE" are written without the space as often as with it.
+            const auto rest = std::string_view(haystack).substr(end);
+            const bool left_ok = pos == 0 || !is_word_char(haystack[pos - 1]);
+            const bool right_ok = rest.empty() || !is_word_char(rest.front()) || rest.starts_with("xt") ||
+                                  rest.starts_with("gre");
+            if (left_ok && right_ok) return std::string(row.gfx);
+        }
+    }
+    return std::nullopt;
+}
+
 std::optional<std::string> parse_gfx_override(std::string_view value) {
     std::array<std::uint32_t, 3> parts{};
     std::string_view rest = value;

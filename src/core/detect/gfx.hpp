@@ -27,6 +27,12 @@ bool same_isa_family(std::string_view a, std::string_view b);
 // AMD's official ROCm support on Linux covers this target (in some ROCm release).
 bool gfx_officially_supported(std::string_view gfx);
 
+// The gfx target of a Radeon/Instinct product from its marketing name ("AMD Radeon RX 6700 XT"
+// → gfx1031), for text that names the card but not the chip (bug reports, rocminfo under an
+// override, which shows the overridden target next to the real name). nullopt when the name
+// is generic ("AMD Radeon Graphics") or not in the table.
+std::optional<std::string> gfx_for_marketing_name(std::string_view name);
+
 // HSA_OVERRIDE_GFX_VERSION value, as libhsakmt parses it: "%u.%u.%u", major ≤ 63,
 // minor and stepping ≤ 255. Returns the target name, or nullopt when malformed.
 std::optional<std::string> parse_gfx_override(std::string_view value);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <set>
 
 namespace rmcp::explain {
 
@@ -68,9 +69,24 @@ struct Ranked {
     std::size_t first_position = 0;  // order of its first occurrence among all kept ones
 };
 
+// A family entry whose every kept line is also a line of a specific entry adds nothing
+// but noise: the specific entry already says more about the same text.
+void drop_covered_family_entries(std::vector<Ranked>& ranked) {
+    std::set<std::pair<std::string, std::uint64_t>> specific_lines;
+    for (const auto& r : ranked)
+        if (!kb::is_family(*r.diagnosis.entry))
+            for (const auto& occ : r.diagnosis.occurrences) specific_lines.emplace(occ.source, occ.line);
+    std::erase_if(ranked, [&](const Ranked& r) {
+        if (!kb::is_family(*r.diagnosis.entry)) return false;
+        return std::all_of(r.diagnosis.occurrences.begin(), r.diagnosis.occurrences.end(), [&](const Occurrence& occ) {
+            return specific_lines.contains({occ.source, occ.line});
+        });
+    });
+}
+
 }  // namespace
 
-std::vector<Diagnosis> DiagnosisBuilder::rank(const AppliesFn& applies) const {
+std::vector<Diagnosis> DiagnosisBuilder::rank(const AppliesFn& applies, const nlohmann::json* reporter_facts) const {
     std::vector<Ranked> ranked;
     for (const auto& [index, per] : m_found) {
         if (per.occurrences.empty()) continue;
@@ -110,9 +126,35 @@ std::vector<Diagnosis> DiagnosisBuilder::rank(const AppliesFn& applies) const {
         return best;
     };
 
+    drop_covered_family_entries(ranked);
+    std::set<std::string> matched_categories;
+    for (const auto& r : ranked) matched_categories.insert(r.diagnosis.entry->category);
+    if (reporter_facts)
+        for (std::size_t i = 0; i < m_entries.size(); ++i) {
+            const auto& entry = m_entries[i];
+            // Info-level conditions are doctor's business; explain answers for a failure.
+            if (!entry.applies || m_found.contains(i) || entry.severity == kb::Severity::info) continue;
+            auto findings = kb::evaluate(*reporter_facts, entry);
+            if (findings.empty()) continue;
+            Ranked r;
+            r.diagnosis.entry = &entry;
+            r.diagnosis.facts_only = true;
+            r.diagnosis.applies_here = true;
+            r.diagnosis.evidence = std::move(findings.front().evidence);
+            ranked.push_back(std::move(r));
+        }
+    // 0: matched and holding on the reporter's machine; 1: raised by its facts, of a kind the
+    // log shows; 2: matched; 3: family entries; 4: raised by the facts, of another kind.
+    const auto tier = [&](const Diagnosis& d) {
+        if (d.facts_only) return matched_categories.contains(d.entry->category) ? 1 : 4;
+        if (kb::is_family(*d.entry)) return 3;
+        return reporter_facts && d.applies_here == true ? 0 : 2;
+    };
+
     std::stable_sort(ranked.begin(), ranked.end(), [&](const Ranked& ra, const Ranked& rb) {
         const auto& a = ra.diagnosis;
         const auto& b = rb.diagnosis;
+        if (tier(a) != tier(b)) return tier(a) < tier(b);
         const bool a_applies = a.applies_here.value_or(false);
         const bool b_applies = b.applies_here.value_or(false);
         if (a_applies != b_applies) return a_applies;
@@ -134,7 +176,14 @@ std::vector<Diagnosis> DiagnosisBuilder::rank(const AppliesFn& applies) const {
     for (auto& r : ranked) {
         Diagnosis& d = r.diagnosis;
         std::vector<std::string> why;
-        if (d.applies_here == true)
+        if (kb::is_family(*d.entry)) why.emplace_back("a message family: no specific entry recognised these lines");
+        if (d.facts_only)
+            why.emplace_back("no line of the log matched it; its conditions hold on the machine the report describes");
+        else if (d.applies_here == true && reporter_facts)
+            why.emplace_back("its conditions hold on the machine the report describes");
+        else if (d.applies_here == false && reporter_facts)
+            why.emplace_back("its conditions do not hold on the machine the report describes");
+        else if (d.applies_here == true)
             why.emplace_back("its conditions hold on this machine");
         else if (d.applies_here == false)
             why.emplace_back("its conditions do not hold on this machine");
@@ -142,11 +191,12 @@ std::vector<Diagnosis> DiagnosisBuilder::rank(const AppliesFn& applies) const {
             std::string words;
             for (const auto& w : d.context_found) words += (words.empty() ? "'" : ", '") + w + "'";
             why.push_back(fmt::format("context {} near the match", words));
-        } else if (has_context_words(*d.entry)) {
+        } else if (has_context_words(*d.entry) && !d.facts_only) {
             why.emplace_back("none of its context words nearby");
         }
-        why.push_back(fmt::format("{} of {} signature{} matched", d.signatures_matched.size(),
-                                  d.entry->signatures.size(), d.entry->signatures.size() == 1 ? "" : "s"));
+        if (!d.facts_only)
+            why.push_back(fmt::format("{} of {} signature{} matched", d.signatures_matched.size(),
+                                      d.entry->signatures.size(), d.entry->signatures.size() == 1 ? "" : "s"));
         why.push_back(fmt::format("severity {}", kb::severity_name(d.entry->severity)));
         for (const auto& part : why) d.reason += (d.reason.empty() ? "" : "; ") + part;
         out.push_back(std::move(d));

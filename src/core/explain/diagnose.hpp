@@ -3,6 +3,11 @@
 //   Matches (from one LogScanner per source) → DiagnosisBuilder → rank() → Diagnosis list
 //
 // Ranking (docs/explain.md, "Ranking"), in this order:
+//   0. with a bug report's facts: entries matched in the log whose conditions hold there, then
+//      entries that only the facts raise whose category is among the matched entries' (the
+//      machine predicts the kind of failure the log shows), then the other matched entries,
+//      then the other fact-only entries; family entries (confidence `generic`) after every
+//      specific matched entry, and dropped where a specific entry matched all their lines;
 //   1. entries whose `applies` predicate holds on the facts in use (this machine, or --root)
 //      come first: the log and the machine agree;
 //   2. more distinct context words found near the entry's matches (a fault near MIOpen
@@ -43,6 +48,10 @@ struct Occurrence {
 
 struct Diagnosis {
     const kb::Entry* entry = nullptr;
+    // From the reporter's facts alone: the entry's conditions hold on the machine a bug report
+    // describes, but no line of the log matched it (occurrences is then empty).
+    bool facts_only = false;
+    std::vector<kb::Evidence> evidence;  // the facts that decided it (facts_only findings)
     std::vector<Occurrence> occurrences;  // stream order per source, sources in feed order; capped
     std::uint64_t total_matches = 0;      // every matching line, including those not kept
     std::vector<std::size_t> signatures_matched;  // indices into entry->signatures, ascending
@@ -65,7 +74,11 @@ public:
     // Forgets what one source contributed (a kernel-log reader that fell back).
     void drop_source(const std::string& source);
 
-    [[nodiscard]] std::vector<Diagnosis> rank(const AppliesFn& applies) const;
+    // With `reporter_facts` (the facts document of the machine a bug report describes),
+    // entries whose conditions hold there join the list even when no line matched them,
+    // ranked by "Ranking" in docs/explain.md.
+    [[nodiscard]] std::vector<Diagnosis> rank(const AppliesFn& applies,
+                                              const nlohmann::json* reporter_facts = nullptr) const;
 
     static constexpr std::size_t k_max_occurrences = 20;  // kept per entry
 

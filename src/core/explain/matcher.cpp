@@ -56,7 +56,8 @@ std::string where(const kb::Entry& entry, const kb::Signature& sig) {
 }  // namespace
 
 Result<std::shared_ptr<const SignatureSet>> SignatureSet::compile(std::span<const kb::Entry> entries,
-                                                                  Reporting reporting, ContextWords context) {
+                                                                  Reporting reporting, ContextWords context,
+                                                                  std::span<const LineProbe> probes) {
     std::shared_ptr<SignatureSet> set(new SignatureSet());
     set->m_reporting = reporting;
     set->m_entry_count = entries.size();
@@ -77,8 +78,9 @@ Result<std::shared_ptr<const SignatureSet>> SignatureSet::compile(std::span<cons
             set->m_signatures.push_back(std::move(cs));
         }
     }
-    const std::size_t total = set->m_signatures.size() + set->m_context_words.size();
-    if (set->m_signatures.empty()) return std::shared_ptr<const SignatureSet>(std::move(set));
+    set->m_probes.assign(probes.begin(), probes.end());
+    const std::size_t total = set->m_signatures.size() + set->m_context_words.size() + set->m_probes.size();
+    if (total == 0) return std::shared_ptr<const SignatureSet>(std::move(set));
 
     std::vector<std::string> patterns;
     std::vector<unsigned> flags;
@@ -91,6 +93,10 @@ Result<std::shared_ptr<const SignatureSet>> SignatureSet::compile(std::span<cons
     for (const auto& word : set->m_context_words) {
         patterns.push_back(literal_pattern(word));
         flags.push_back(HS_FLAG_CASELESS);
+    }
+    for (const auto& probe : set->m_probes) {
+        patterns.push_back(probe.pattern);
+        flags.push_back(HS_FLAG_MULTILINE);
     }
     std::vector<const char*> expressions;
     for (unsigned i = 0; i < patterns.size(); ++i) {
@@ -111,9 +117,13 @@ Result<std::shared_ptr<const SignatureSet>> SignatureSet::compile(std::span<cons
                 error.doing = "compiling log signature of";
                 error.path = where(entries[cs.entry], cs.source);
                 error.cause = fmt::format("pattern '{}': {}", cs.source.pattern, compile_error->message);
-            } else {
+            } else if (index < set->m_signatures.size() + set->m_context_words.size()) {
                 error.doing = "compiling context word";
                 error.path = set->m_context_words[index - set->m_signatures.size()];
+            } else {
+                error.doing = "compiling line probe";
+                error.path = set->m_probes[index - set->m_signatures.size() - set->m_context_words.size()].pattern;
+                error.code = ExitCode::environment;
             }
         }
         if (compile_error) hs_free_compile_error(compile_error);
@@ -139,6 +149,7 @@ struct LogScanner::HsState {
 
 struct LogScanner::Pending {
     Match match;
+    std::optional<std::size_t> probe;  // a probe hit rather than a signature match
     std::uint64_t ready_line = 0;  // reportable once this many lines are complete
     bool collecting = false;       // still gathering excerpt bytes after the match
     std::uint64_t collect_from = 0;  // next stream offset to gather
@@ -202,6 +213,7 @@ LogScanner::LogScanner(std::shared_ptr<const SignatureSet> set, Callback on_matc
     m_last_line.assign(n, 0);
     m_reports.assign(n, 0);
     m_context_seen.assign(m_set->m_context_words.size(), 0);
+    m_probe_line.assign(m_set->m_probes.size(), 0);
     if (m_set->m_db) {
         // Cloning the prototype is cheap and keeps the shared set immutable.
         if (hs_clone_scratch(m_set->m_db->scratch, &m_hs->scratch) != HS_SUCCESS ||
@@ -251,6 +263,7 @@ Status LogScanner::process(std::string_view chunk, std::uint64_t chunk_start) {
         std::stable_sort(m_events.begin(), m_events.end(), [](const Event& a, const Event& b) { return a.end < b.end; });
 
     const auto n_sig = m_set->m_signatures.size();
+    const auto n_words = m_set->m_context_words.size();
     std::uint64_t count_pos = chunk_start;  // '\n' counted in [0, count_pos)
     std::uint64_t count_lines = m_newlines;
 
@@ -271,12 +284,29 @@ Status LogScanner::process(std::string_view chunk, std::uint64_t chunk_start) {
             line = m_newlines - back + 1;
         }
 
+        if (ev.id >= n_sig + n_words) {
+            const std::size_t probe = ev.id - n_sig - n_words;
+            if (!m_on_probe || m_probe_line[probe] == line || m_probe_hits >= m_limits.max_probe_hits) continue;
+            m_probe_line[probe] = line;
+            ++m_probe_hits;
+            auto pending = std::make_unique<Pending>();
+            pending->probe = probe;
+            pending->match.line = line;
+            pending->match.end_offset = ev.end;
+            const unsigned after = m_set->m_probes[probe].lines_after;
+            pending->ready_line = line + after;
+            if (last >= view.begin()) start_excerpt(*pending, view, ev, line, 0, after);
+            m_pending.push_back(std::move(pending));
+            continue;
+        }
+
         if (ev.id >= n_sig) {
             const unsigned word = ev.id - static_cast<unsigned>(n_sig);
             if (m_context_seen[word] == line) continue;
             m_context_seen[word] = line;
             for (std::size_t p = m_pending_head; p < m_pending.size(); ++p) {
                 auto& pending = *m_pending[p];
+                if (pending.probe) continue;
                 const auto& cs = m_set->m_signatures[pending.match.signature];
                 if (line > pending.match.line + cs.source.window) continue;
                 for (unsigned k = 0; k < cs.context_words.size(); ++k)
@@ -311,49 +341,8 @@ Status LogScanner::process(std::string_view chunk, std::uint64_t chunk_start) {
 
         // A match reported late ends at most a byte or two before this chunk; the history
         // holds far more, but never read outside what is kept.
-        if (m_reports[sig] <= m_limits.max_excerpts_per_signature && last >= view.begin()) {
-            // The matched line up to the match end, and the lines before it.
-            const bool ends_line = view.at(last) == '\n';
-            const std::uint64_t text_end = ends_line ? last : ev.end;
-            const std::uint64_t low = std::max(view.begin(), text_end > m_limits.line_bytes ? text_end - m_limits.line_bytes : 0);
-            auto nl = view.last_newline(low, last);
-            std::uint64_t line_start = nl ? *nl + 1 : low;
-            bool truncated = !nl && low > 0;
-            std::vector<ExcerptLine> before;
-            ExcerptLine current{line, view.copy(line_start, text_end), truncated};
-            current.match_end = current.text.size();
-            if (ends_line) strip_cr(current.text);
-            std::uint64_t pos = line_start;  // start of the line after the one to collect
-            std::uint64_t number = line;
-            while (!truncated && nl && before.size() < m_limits.lines_before && number > 1 && pos > view.begin()) {
-                const std::uint64_t prev_end = pos - 1;  // its '\n'
-                const std::uint64_t prev_low =
-                    std::max(view.begin(), prev_end > m_limits.line_bytes ? prev_end - m_limits.line_bytes : 0);
-                nl = view.last_newline(prev_low, prev_end);
-                const std::uint64_t prev_start = nl ? *nl + 1 : prev_low;
-                truncated = !nl && prev_low > 0;
-                ExcerptLine prev{--number, view.copy(prev_start, prev_end), truncated};
-                strip_cr(prev.text);
-                before.push_back(std::move(prev));
-                pos = prev_start;
-            }
-            std::reverse(before.begin(), before.end());
-            m.excerpt = std::move(before);
-            m.excerpt.push_back(std::move(current));
-            pending->collecting = true;
-            pending->collect_from = ev.end;
-            if (ends_line) {
-                pending->lines_to_end = m_limits.lines_after;
-                pending->collect_from = last + 1;
-                if (pending->lines_to_end > 0)
-                    m.excerpt.push_back(ExcerptLine{line + 1, {}, false});
-                else
-                    pending->collecting = false;
-            } else {
-                pending->lines_to_end = 1 + m_limits.lines_after;
-            }
-            pending->budget = m_limits.line_bytes;
-        }
+        if (m_reports[sig] <= m_limits.max_excerpts_per_signature && last >= view.begin())
+            start_excerpt(*pending, view, ev, line, m_limits.lines_before, m_limits.lines_after);
         m_pending.push_back(std::move(pending));
     }
 
@@ -392,22 +381,80 @@ Status LogScanner::process(std::string_view chunk, std::uint64_t chunk_start) {
     return ok_status();
 }
 
+// The matched line up to the match end and `before` lines before it, from the view; the
+// rest of the line and `after` lines are gathered as later bytes arrive.
+void LogScanner::start_excerpt(Pending& pending, const View& view, const Event& ev, std::uint64_t line, unsigned before,
+                               unsigned after) const {
+    Match& m = pending.match;
+    const std::uint64_t last = ev.end - 1;
+    // The matched line up to the match end, and the lines before it.
+    const bool ends_line = view.at(last) == '\n';
+    const std::uint64_t text_end = ends_line ? last : ev.end;
+    const std::uint64_t low = std::max(view.begin(), text_end > m_limits.line_bytes ? text_end - m_limits.line_bytes : 0);
+    auto nl = view.last_newline(low, last);
+    std::uint64_t line_start = nl ? *nl + 1 : low;
+    bool truncated = !nl && low > 0;
+    std::vector<ExcerptLine> earlier;
+    ExcerptLine current{line, view.copy(line_start, text_end), truncated};
+    current.match_end = current.text.size();
+    if (ends_line) strip_cr(current.text);
+    std::uint64_t pos = line_start;  // start of the line after the one to collect
+    std::uint64_t number = line;
+    while (!truncated && nl && earlier.size() < before && number > 1 && pos > view.begin()) {
+        const std::uint64_t prev_end = pos - 1;  // its '\n'
+        const std::uint64_t prev_low =
+            std::max(view.begin(), prev_end > m_limits.line_bytes ? prev_end - m_limits.line_bytes : 0);
+        nl = view.last_newline(prev_low, prev_end);
+        const std::uint64_t prev_start = nl ? *nl + 1 : prev_low;
+        truncated = !nl && prev_low > 0;
+        ExcerptLine prev{--number, view.copy(prev_start, prev_end), truncated};
+        strip_cr(prev.text);
+        earlier.push_back(std::move(prev));
+        pos = prev_start;
+    }
+    std::reverse(earlier.begin(), earlier.end());
+    m.excerpt = std::move(earlier);
+    m.excerpt.push_back(std::move(current));
+    pending.collecting = true;
+    pending.collect_from = ev.end;
+    if (ends_line) {
+        pending.lines_to_end = after;
+        pending.collect_from = last + 1;
+        if (pending.lines_to_end > 0)
+            m.excerpt.push_back(ExcerptLine{line + 1, {}, false});
+        else
+            pending.collecting = false;
+    } else {
+        pending.lines_to_end = 1 + after;
+    }
+    pending.budget = m_limits.line_bytes;
+}
+
 void LogScanner::report_ready(std::uint64_t complete_lines) {
     while (m_pending_head < m_pending.size() && m_pending[m_pending_head]->ready_line <= complete_lines) {
         auto pending = std::move(m_pending[m_pending_head++]);
-        auto& m = pending->match;
-        // An excerpt line still open at the end of the stream, or an empty trailing one.
-        if (!m.excerpt.empty() && pending->collecting && m.excerpt.back().text.empty() &&
-            m.excerpt.back().number != m.line)
-            m.excerpt.pop_back();
-        m.context_complete = true;
-        std::sort(m.context_found.begin(), m.context_found.end());
-        if (m_on_match) m_on_match(m);
+        pending->match.context_complete = true;
+        deliver(*pending);
     }
     if (m_pending_head == m_pending.size()) {
         m_pending.clear();
         m_pending_head = 0;
     }
+}
+
+void LogScanner::deliver(Pending& pending) {
+    auto& m = pending.match;
+    // An excerpt line still open at the end of the stream, or an empty trailing one.
+    if (!m.excerpt.empty() && pending.collecting && m.excerpt.back().text.empty() && m.excerpt.back().number != m.line)
+        m.excerpt.pop_back();
+    if (pending.probe) {
+        ProbeHit hit{*pending.probe, m.line, {}};
+        for (auto& l : m.excerpt) hit.lines.push_back(std::move(l.text));
+        if (m_on_probe) m_on_probe(hit);
+        return;
+    }
+    std::sort(m.context_found.begin(), m.context_found.end());
+    if (m_on_match) m_on_match(m);
 }
 
 void LogScanner::flush() { flush_pending(m_finished); }
@@ -416,13 +463,9 @@ void LogScanner::flush_pending(bool stream_ended) {
     const auto complete = lines();
     for (std::size_t p = m_pending_head; p < m_pending.size(); ++p) {
         auto& pending = *m_pending[p];
-        auto& m = pending.match;
-        if (!m.excerpt.empty() && pending.collecting && m.excerpt.back().text.empty() && m.excerpt.back().number != m.line)
-            m.excerpt.pop_back();
         // Once the stream has ended no more context can arrive: the window is complete.
-        m.context_complete = stream_ended || pending.ready_line <= complete;
-        std::sort(m.context_found.begin(), m.context_found.end());
-        if (m_on_match) m_on_match(m);
+        pending.match.context_complete = stream_ended || pending.ready_line <= complete;
+        deliver(pending);
     }
     m_pending.clear();
     m_pending_head = 0;

@@ -58,6 +58,15 @@ enum class ContextWords {
     skip,   // context_found stays empty; a match is reported without waiting for its window
 };
 
+// A line the caller wants whole whenever it appears, with the `lines_after` lines that
+// follow it (explain reads bug-report sections this way: `report_facts.hpp`). Probes ride
+// in the same Hyperscan database as the signatures, so looking for them costs no second
+// pass over the log.
+struct LineProbe {
+    std::string pattern;  // Hyperscan syntax, matched per line like a signature
+    unsigned lines_after = 0;
+};
+
 // One compiled signature and where it came from.
 struct CompiledSignature {
     std::size_t entry = 0;      // index into the entries given to compile()
@@ -75,12 +84,16 @@ public:
     // line anchors, '.' does not cross '\n', case matters unless the pattern says (?i).
     // Context words are literal and matched case-insensitively.
     // An empty entry list gives an empty set (scanners then only count lines).
+    // Probes (optional) are compiled after the signatures; a bad probe pattern is an
+    // environment error (probes are rmcp's own, not the knowledge base's).
     static Result<std::shared_ptr<const SignatureSet>> compile(std::span<const kb::Entry> entries,
                                                                Reporting reporting = Reporting::every_line,
-                                                               ContextWords context = ContextWords::match);
+                                                               ContextWords context = ContextWords::match,
+                                                               std::span<const LineProbe> probes = {});
 
     [[nodiscard]] const std::vector<CompiledSignature>& signatures() const { return m_signatures; }
     [[nodiscard]] const std::vector<std::string>& context_words() const { return m_context_words; }
+    [[nodiscard]] const std::vector<LineProbe>& probes() const { return m_probes; }
     [[nodiscard]] Reporting reporting() const { return m_reporting; }
     [[nodiscard]] std::size_t entry_count() const { return m_entry_count; }
 
@@ -94,6 +107,7 @@ private:
 
     std::vector<CompiledSignature> m_signatures;  // Hyperscan id i < size: signature i
     std::vector<std::string> m_context_words;     // id size()+j: context word j
+    std::vector<LineProbe> m_probes;              // id size()+words+k: probe k
     Reporting m_reporting = Reporting::every_line;
     std::size_t m_entry_count = 0;
     struct Database;
@@ -120,22 +134,36 @@ struct Match {
     bool context_complete = true;  // false when flush() came before `window` lines after it
 };
 
+// A probe's line as it appeared: the matched line and the lines after it, each without
+// its line end and capped at ScanLimits::line_bytes (shorter when the stream ended first).
+struct ProbeHit {
+    std::size_t probe = 0;     // index into SignatureSet::probes()
+    std::uint64_t line = 0;    // 1-based line number of lines.front()
+    std::vector<std::string> lines;
+};
+
 struct ScanLimits {
     unsigned lines_before = 2;  // excerpt lines before the matched line
     unsigned lines_after = 2;   // excerpt lines after it
     std::size_t line_bytes = 512;  // bytes kept per excerpt line (the matched line: on each side of the match end)
     unsigned max_reports_per_signature = 100;  // later matches are only counted
     unsigned max_excerpts_per_signature = 5;   // later reports carry no excerpt
+    unsigned max_probe_hits = 4096;            // per stream, all probes together; later hits are dropped
 };
 
 class LogScanner {
 public:
     using Callback = std::function<void(const Match&)>;
+    using ProbeCallback = std::function<void(const ProbeHit&)>;
 
     LogScanner(std::shared_ptr<const SignatureSet> set, Callback on_match, ScanLimits limits = {});
     ~LogScanner();
     LogScanner(const LogScanner&) = delete;
     LogScanner& operator=(const LogScanner&) = delete;
+
+    // Where probe hits go (in stream order, interleaved with matches); without one,
+    // probes are not collected.
+    void on_probe(ProbeCallback callback) { m_on_probe = std::move(callback); }
 
     // Scans the next bytes of the stream. Fails only if Hyperscan does (out of memory).
     Status feed(std::string_view bytes);
@@ -161,12 +189,16 @@ private:
 
     static int on_hs_event(unsigned id, unsigned long long from, unsigned long long to, unsigned flags, void* self);
     Status process(std::string_view chunk, std::uint64_t chunk_start);
+    void start_excerpt(Pending& pending, const View& view, const Event& ev, std::uint64_t line, unsigned before,
+                       unsigned after) const;
+    void deliver(Pending& pending);
     void report_ready(std::uint64_t complete_lines);
     void flush_pending(bool stream_ended);
     void remember(std::string_view chunk);
 
     std::shared_ptr<const SignatureSet> m_set;
     Callback m_on_match;
+    ProbeCallback m_on_probe;
     ScanLimits m_limits;
     struct HsState;
     std::unique_ptr<HsState> m_hs;
@@ -180,6 +212,8 @@ private:
     std::vector<std::uint64_t> m_match_counts;
     std::vector<std::uint64_t> m_last_line;     // per signature: last line reported (0: none)
     std::vector<unsigned> m_reports;            // per signature: reports made
+    std::vector<std::uint64_t> m_probe_line;    // per probe: last line reported (0: none)
+    unsigned m_probe_hits = 0;
     std::vector<std::uint64_t> m_context_seen;  // per context word: last line seen (0: never)
     std::vector<std::unique_ptr<Pending>> m_pending;  // in stream order
     std::size_t m_pending_head = 0;

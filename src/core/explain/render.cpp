@@ -117,6 +117,7 @@ std::string render_text(const ExplainReport& report, const Style& style) {
                                                      : fmt::format("{} inputs", report.inputs.size()));
         return out;
     }
+    if (report.reporter) out += fmt::format("facts from the report: {}\n\n", report_facts_line(*report.reporter));
     std::size_t rank = 0;
     for (const auto& d : report.diagnoses) {
         const auto& e = *d.entry;
@@ -134,7 +135,10 @@ std::string render_text(const ExplainReport& report, const Style& style) {
         for (std::size_t i = 0; i < shown; ++i)
             where += fmt::format("{}{}:{}", i ? ", " : "", d.occurrences[i].source, d.occurrences[i].line);
         if (d.total_matches > shown) where += fmt::format(" (+{} more)", d.total_matches - shown);
+        if (d.facts_only) where = "no log line; the reporter's machine";
         out += fmt::format("   at: {}\n", where);
+        for (const auto& ev : d.evidence)
+            out += fmt::format("   evidence: {} = {} ({})\n", ev.fact, ev.value.is_null() ? "absent" : ev.value.dump(), ev.test);
         out += fmt::format("   why here: {}\n", d.reason);
         const auto first = std::find_if(d.occurrences.begin(), d.occurrences.end(),
                                         [](const Occurrence& o) { return !o.excerpt.empty(); });
@@ -151,6 +155,7 @@ std::string render_text(const ExplainReport& report, const Style& style) {
         for (const auto& fix : e.fixes)
             out += fmt::format("   fix: {}{}\n", fix.patch, fix.cost.empty() ? "" : " (" + fix.cost + ")");
         if (e.fixes.empty()) out += "   fix: none known; see the references\n";
+        if (!e.next_step.empty()) out += fmt::format("   next: {}\n", e.next_step);
         for (const auto& ref : e.references) out += fmt::format("   see: {}\n", ref);
     }
     return out;
@@ -183,6 +188,8 @@ nlohmann::json render_json(const ExplainReport& report) {
         }
         json fixes = json::array();
         for (const auto& f : e.fixes) fixes.push_back({{"patch", f.patch}, {"cost", f.cost}});
+        json evidence = json::array();
+        for (const auto& ev : d.evidence) evidence.push_back({{"fact", ev.fact}, {"value", ev.value}, {"test", ev.test}});
         problems.push_back({{"rank", ++rank},
                             {"id", e.id},
                             {"category", e.category},
@@ -197,13 +204,19 @@ nlohmann::json render_json(const ExplainReport& report) {
                             {"context_found", d.context_found},
                             {"occurrences", occurrences},
                             {"fixes", fixes},
+                            {"next_step", e.next_step.empty() ? json(nullptr) : json(e.next_step)},
+                            {"facts_only", d.facts_only},
+                            {"evidence", evidence},
                             {"references", e.references}});
     }
-    return json{{"schema_version", k_explain_schema_version},
-                {"inputs", inputs},
-                {"facts", report.facts_from.empty() ? json(nullptr) : json(report.facts_from)},
-                {"recognised", report.diagnoses.size()},
-                {"problems", problems}};
+    json out{{"schema_version", k_explain_schema_version},
+             {"inputs", inputs},
+             {"facts", report.facts_from.empty() ? json(nullptr) : json(report.facts_from)},
+             {"facts_source", report.facts_source},
+             {"recognised", report.diagnoses.size()},
+             {"problems", problems}};
+    if (report.reporter) out["report_facts"] = report_facts_json(*report.reporter);
+    return out;
 }
 
 }  // namespace rmcp::explain

@@ -2,10 +2,12 @@
 #pragma once
 
 #include "explain/diagnose.hpp"
+#include "explain/report_facts.hpp"
 #include "render/style.hpp"
 
 #include <nlohmann/json.hpp>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,7 +25,9 @@ struct InputSummary {
 struct ExplainReport {
     std::vector<InputSummary> inputs;
     std::vector<Diagnosis> diagnoses;  // ranked
-    std::string facts_from;            // "this machine", "--root DIR", or "" (not used)
+    std::string facts_from;            // "the report", "this machine", "--root DIR", or "" (not used)
+    std::string facts_source = "none";  // "report", "this machine", "root" or "none"
+    std::optional<ReportFacts> reporter;  // when facts_source is "report"
 };
 
 // What a terminal shows of one raw log line: ANSI escapes dropped, a progress-bar line

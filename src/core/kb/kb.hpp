@@ -16,7 +16,10 @@
 namespace rmcp::kb {
 
 enum class Severity { info, warning, critical };
-enum class Confidence { vendor_confirmed, user_confirmed, reported, hypothesis };
+// `generic`: a family entry that answers for a whole message family (any HSA status error,
+// any MIOpen error) when no specific entry recognises the line; it names the category the
+// family implies and the next diagnostic step, never a cause (docs/kb-format.md).
+enum class Confidence { vendor_confirmed, user_confirmed, reported, hypothesis, generic };
 enum class Scope { system, gpu };  // gpu: evaluated once per GPU, "gpu." paths bind to it
 
 // A log pattern (a regular expression in Hyperscan's PCRE subset) and optional
@@ -43,6 +46,7 @@ struct Entry {
     Confidence confidence = Confidence::hypothesis;
     Scope scope = Scope::system;
     std::string summary;
+    std::string next_step;  // optional: the next diagnostic step (which log level or variable says more)
     std::vector<std::string> references;
     std::shared_ptr<const Predicate> applies;  // null: never fires from facts (log-only entry)
     std::vector<Signature> signatures;
@@ -56,6 +60,9 @@ inline constexpr const char* k_categories[] = {
     "miopen-failure",   "kernel-driver-fault", "device-access", "fork-after-init",     "out-of-memory",
     "install-mismatch", "unsupported-gpu", "config-risk",
 };
+
+// A family entry (confidence `generic`) ranks after every specific entry.
+inline bool is_family(const Entry& e) { return e.confidence == Confidence::generic; }
 
 struct KnowledgeBase {
     std::vector<Entry> entries;  // sorted by id

@@ -266,8 +266,8 @@ std::optional<Enum> parse_enum(std::string_view s, std::initializer_list<std::pa
 
 std::optional<Problem> parse_entry(const toml::table& root, const std::string& stem, Entry& e) {
     if (auto bad = check_keys(root,
-                              {"id", "title", "category", "severity", "confidence", "scope", "summary", "references",
-                               "applies", "signatures", "fixes"},
+                              {"id", "title", "category", "severity", "confidence", "scope", "summary", "next_step",
+                               "references", "applies", "signatures", "fixes"},
                               "an entry"))
         return bad;
     std::vector<Problem> problems;
@@ -278,6 +278,7 @@ std::optional<Problem> parse_entry(const toml::table& root, const std::string& s
     const auto confidence = get_string(root, "confidence", 1, true, problems).value();
     const auto scope = get_string(root, "scope", 1, false, problems).value();
     e.summary = get_string(root, "summary", 1, true, problems).value();
+    e.next_step = get_string(root, "next_step", 1, false, problems).value();
     if (!problems.empty()) return problems.front();
 
     if (e.id != stem)
@@ -290,11 +291,13 @@ std::optional<Problem> parse_entry(const toml::table& root, const std::string& s
     if (auto c = parse_enum<Confidence>(confidence, {{"vendor-confirmed", Confidence::vendor_confirmed},
                                                      {"user-confirmed", Confidence::user_confirmed},
                                                      {"reported", Confidence::reported},
-                                                     {"hypothesis", Confidence::hypothesis}}))
+                                                     {"hypothesis", Confidence::hypothesis},
+                                                     {"generic", Confidence::generic}}))
         e.confidence = *c;
     else
         return Problem{line_of(*root.get("confidence")),
-                       fmt::format("confidence \"{}\" is not vendor-confirmed, user-confirmed, reported or hypothesis", confidence)};
+                       fmt::format("confidence \"{}\" is not vendor-confirmed, user-confirmed, reported, hypothesis or generic",
+                                   confidence)};
     if (scope.empty() || scope == "system") e.scope = Scope::system;
     else if (scope == "gpu") e.scope = Scope::gpu;
     else return Problem{line_of(*root.get("scope")), fmt::format("scope \"{}\" is not system or gpu", scope)};
@@ -372,6 +375,13 @@ std::optional<Problem> parse_entry(const toml::table& root, const std::string& s
 
     if (!e.applies && e.signatures.empty())
         return Problem{1, "an entry needs [applies] or [[signatures]] (otherwise it can never fire)"};
+    // A family entry answers for a message family in logs; it states no cause a machine
+    // could be checked for, and must say how to learn more.
+    if (e.confidence == Confidence::generic) {
+        if (e.applies) return Problem{line_of(*root.get("applies")), "a generic (family) entry cannot have [applies]"};
+        if (e.signatures.empty()) return Problem{1, "a generic (family) entry needs [[signatures]]"};
+        if (e.next_step.empty()) return Problem{1, "a generic (family) entry needs \"next_step\""};
+    }
     return std::nullopt;
 }
 
@@ -450,6 +460,7 @@ std::string_view confidence_name(Confidence c) {
     case Confidence::user_confirmed: return "user-confirmed";
     case Confidence::reported: return "reported";
     case Confidence::hypothesis: return "hypothesis";
+    case Confidence::generic: return "generic";
     }
     return "hypothesis";
 }

@@ -1,0 +1,478 @@
+#include "explain/report_facts.hpp"
+
+#include "detect/detect.hpp"
+#include "detect/gfx.hpp"
+#include "facts/facts_json.hpp"
+#include "util/strings.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <regex>
+
+namespace rmcp::explain {
+
+namespace {
+
+// The probes, in the order of report_probes(); each names the tool output it reads.
+enum class Probe : std::size_t {
+    agent,             // rocminfo: "Agent 2"
+    agent_name,        // rocminfo: "  Name:                    gfx1031"
+    agent_marketing,   // rocminfo: "  Marketing Name:          AMD Radeon RX 6700 XT"
+    collect_env_gpu,   // collect_env: "GPU models and configuration: AMD Radeon RX 6800 XT (gfx1030)"
+    torch_version,     // collect_env "PyTorch version: 2.3.0+rocm6.0", ComfyUI "pytorch version: ..."
+    torch_hip,         // collect_env: "ROCM used to build PyTorch: 6.0.32830-d62f6a171"
+    pip_torch,         // pip list / pip freeze / collect_env "[pip3] torch==2.3.0+rocm6.0"
+    rocm_field,        // issue template "### ROCm Version" + value; amd-smi "ROCm version: 6.3.1"
+    rocm_package,      // dpkg/apt: "rocm-core 6.1.0.60100-82~22.04"
+    rocm_path,         // "/opt/rocm-6.1.0/lib/..." in tracebacks and loader messages
+    uname,             // "Linux host 6.5.0-28-generic #29~22.04.1-Ubuntu SMP ..."
+    python_platform,   // collect_env: "Python platform: Linux-6.5.0-28-generic-x86_64-with-glibc2.35"
+    linux_version,     // dmesg: "Linux version 6.8.0-45-generic (buildd@...)"
+    env,               // "export HSA_OVERRIDE_GFX_VERSION=10.3.0", ollama "map[HSA_OVERRIDE_GFX_VERSION:10.3.0 ...]"
+    amdsmi_name,       // amd-smi static: "MARKET_NAME: Navi 31 [Radeon RX 7900 XT/7900 XTX]"
+    amdsmi_target,     // amd-smi static: "TARGET_GRAPHICS_VERSION: gfx1100"
+    rocmsmi_series,    // rocm-smi: "GPU[0]		: Card Series: 		Navi 22 [Radeon RX 6700/6700 XT/6750 XT / 6800M/6850M XT]"
+    rocmsmi_gfx,       // rocm-smi: "GPU[0]		: GFX Version: 		gfx1031"
+    torch_props,       // "_CudaDeviceProperties(name='AMD Radeon RX 6700 XT', ..., gcnArchName='gfx1030', ...)"
+    ollama_gpu,        // ollama: "... compute=gfx1030 ... name=..." / "gpu_type=gfx1031"
+    gpu_field,         // issue template "### GPU" + value, "GPU: AMD Radeon RX 7600 XT"
+    count
+};
+
+const std::vector<LineProbe>& probes() {
+    static const std::vector<LineProbe> k_probes{
+    {R"(^[\s>*]*Agent \d+\s*$)", 0},
+    {R"(^[\s>]*Name:\s+gfx[0-9a-f]{3,4})", 0},
+    {R"(^[\s>]*Marketing Name:[ \t]*\S)", 0},
+    {R"(GPU models and configuration:)", 4},
+    {R"((?i)^[\s>]*(PyTorch|torch) version\s*:\s*v?\d+\.\d+)", 0},
+    {R"(ROCM used to build PyTorch:\s*\d)", 0},
+    {R"(^[\s>]*(\[(pip3?|conda)\]\s+)?torch(==|\s+)\d+\.\d+)", 0},
+    {R"((?i)\bROCm version\b)", 3},
+    {R"(\brocm-(core|dev|libs)\b[^\n]{0,40}?\d+\.\d+\.\d+)", 0},
+    {R"(/opt/rocm-\d+\.\d+\.\d+/)", 0},
+    {R"(\bLinux \S+ \d+\.\d+\.\d+\S* #\d)", 0},
+    {R"(Python platform: Linux-\d+\.\d+)", 0},
+    {R"(\bLinux version \d+\.\d+\.\d+\S* \()", 0},
+    {R"(\b(HSA|HIP|ROCR|ROCM|MIOPEN|ROCBLAS|PYTORCH|AMD|GPU|CUDA)_[A-Z0-9_]+)", 0},
+    {R"(MARKET_NAME:\s*\S)", 0},
+    {R"(TARGET_GRAPHICS_VERSION:\s*gfx[0-9a-f]+)", 0},
+    {R"(GPU\[\d+\]\s*:\s*Card (Series|SKU|Model):)", 0},
+    {R"(GPU\[\d+\]\s*:\s*GFX Version:\s*gfx[0-9a-f]+)", 0},
+    {R"(gcnArchName='gfx[0-9a-f]+)", 0},
+    {R"(\b(gpu_type|compute)=gfx[0-9a-f]+)", 0},
+    {R"((?i)^[\s>#*-]*(GPU|GPU model|Graphics card)\s*(:|$))", 3},
+    };
+    return k_probes;
+}
+
+// Source ranks for GPUs: the most complete per-agent list wins.
+enum GpuRank { k_rocminfo = 0, k_amdsmi, k_rocmsmi, k_collect_env, k_torch, k_ollama, k_template };
+
+std::optional<std::string> first_match(const std::string& text, const std::regex& re, int group = 1) {
+    std::smatch m;
+    if (std::regex_search(text, m, re)) return m[group].str();
+    return std::nullopt;
+}
+
+const std::regex& version_re() {
+    static const std::regex re(R"((\d+\.\d+(?:\.\d+)?))");
+    return re;
+}
+
+std::string value_after(const std::string& line, std::string_view key) {
+    const auto pos = line.find(key);
+    if (pos == std::string::npos) return {};
+    return std::string(trim(std::string_view(line).substr(pos + key.size())));
+}
+
+// "v6.1.0" / "ROCm 6.1.0" / "6.1" → "6.1.0" / "6.1"; nullopt when no version starts the text.
+std::optional<std::string> leading_version(std::string_view text) {
+    text = trim(text);
+    if (starts_with_ci(text, "rocm")) text = trim(text.substr(4));
+    if (!text.empty() && (text.front() == 'v' || text.front() == 'V')) text.remove_prefix(1);
+    static const std::regex re(R"(^(\d+\.\d+(?:\.\d+)?))");
+    std::cmatch m;
+    if (std::regex_search(text.data(), text.data() + text.size(), m, re)) return m[1].str();
+    return std::nullopt;
+}
+
+// Values a report shows for a variable: a plain token or a quoted string; placeholders
+// ("<version>", "$VAR", "`...`") are not values.
+bool plausible_value(std::string_view v) {
+    return !v.empty() && std::all_of(v.begin(), v.end(), [](char c) {
+        return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '.' ||
+               c == ',' || c == ':' || c == '/' || c == '_' || c == '-' || c == '+' || c == '=';
+    });
+}
+
+bool name_char(char c) { return (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_'; }
+
+// Every NAME=value / NAME:value (ollama's server config map) on a line, for the variables
+// detect reports. "HSA_STATUS_ERROR_X: text" is a message, not a setting: the colon form
+// needs the value right after the colon, as ollama prints it.
+void parse_env_line(std::string_view line, std::map<std::string, std::string>& env) {
+    for (std::size_t i = 0; i < line.size();) {
+        if (!name_char(line[i]) || (i > 0 && name_char(line[i - 1]))) {
+            ++i;
+            continue;
+        }
+        std::size_t end = i;
+        while (end < line.size() && name_char(line[end])) ++end;
+        const std::string name(line.substr(i, end - i));
+        i = end;
+        if (!is_relevant_env(name)) continue;
+        std::size_t p = end;
+        // os.environ["NAME"] = "value"
+        while (p < line.size() && (line[p] == '"' || line[p] == '\'' || line[p] == ']')) ++p;
+        std::size_t q = p;
+        while (q < line.size() && line[q] == ' ') ++q;
+        if (q >= line.size()) continue;
+        const char sep = line[q];
+        if (sep == ':' && (q != end || q + 1 >= line.size() || line[q + 1] == ' ')) continue;
+        if (sep != '=' && sep != ':') continue;
+        ++q;
+        if (sep == '=')
+            while (q < line.size() && line[q] == ' ') ++q;
+        std::string value;
+        if (q < line.size() && (line[q] == '"' || line[q] == '\'')) {
+            const char quote = line[q];
+            const auto close = line.find(quote, q + 1);
+            if (close == std::string_view::npos) continue;
+            value = std::string(line.substr(q + 1, close - q - 1));
+            i = close + 1;
+        } else {
+            std::size_t v = q;
+            while (v < line.size() && line[v] != ' ' && line[v] != '\t' && line[v] != ']' && line[v] != ';' &&
+                   line[v] != '"' && line[v] != '\'' && line[v] != ',' && line[v] != ')')
+                ++v;
+            value = std::string(line.substr(q, v - q));
+            i = v;
+        }
+        if (plausible_value(value)) env[name] = value;
+    }
+}
+
+}  // namespace
+
+std::span<const LineProbe> report_probes() { return probes(); }
+
+bool ReportFacts::describes_machine() const {
+    return std::any_of(gpus.begin(), gpus.end(), [](const ReportGpu& g) { return !g.shown_target.empty() || !g.gfx_target.empty(); }) ||
+           rocm_version || torch_version || torch_hip_version;
+}
+
+void ReportReader::version(const std::string& key, int rank, std::string value) {
+    auto it = m_versions.find(key);
+    if (it == m_versions.end() || rank <= it->second.first) m_versions[key] = {rank, std::move(value)};
+}
+
+void ReportReader::gpu_line(const std::string& input, int rank, std::string source, std::string target,
+                            std::string name, bool real) {
+    m_gpus.push_back(Candidate{rank, std::move(source), input, std::move(target), std::move(name), real});
+}
+
+void ReportReader::add(const std::string& input, const ProbeHit& hit) {
+    if (hit.lines.empty() || hit.probe >= probes().size()) return;
+    const std::string& line = hit.lines.front();
+    const auto after = [&](std::size_t k) -> std::string_view {
+        return k < hit.lines.size() ? trim(hit.lines[k]) : std::string_view{};
+    };
+    static const std::regex gfx_re(R"((gfx[0-9a-f]{3,4})\b)");
+
+    switch (static_cast<Probe>(hit.probe)) {
+    case Probe::agent: m_agent_open = true; break;
+    case Probe::agent_name:
+        if (auto gfx = first_match(line, gfx_re)) {
+            gpu_line(input, k_rocminfo, "rocminfo", *gfx, "", false);
+            m_agent_open = false;
+        }
+        break;
+    case Probe::agent_marketing: {
+        // Belongs to the last GPU agent of this input when its Name line came first.
+        const auto name = value_after(line, "Marketing Name:");
+        for (auto it = m_gpus.rbegin(); it != m_gpus.rend(); ++it)
+            if (it->rank == k_rocminfo && it->input == input) {
+                if (it->marketing_name.empty() && !m_agent_open) it->marketing_name = name;
+                break;
+            }
+        break;
+    }
+    case Probe::collect_env_gpu: {
+        static const std::regex re(R"((.*?)\s*\((gfx[0-9a-f]{3,4})[^)]*\)\s*$)");
+        std::vector<std::string> rows{value_after(line, "GPU models and configuration:")};
+        for (std::size_t k = 1; k < hit.lines.size(); ++k) rows.emplace_back(after(k));
+        for (const auto& row : rows) {
+            std::smatch m;
+            if (!std::regex_search(row, m, re)) break;  // the list ends at the first other line
+            gpu_line(input, k_collect_env, "collect_env", m[2].str(), std::string(trim(m[1].str())), false);
+        }
+        break;
+    }
+    case Probe::torch_version:
+        if (auto v = leading_version(line.substr(line.find(':') + 1))) {
+            const auto full = std::string(trim(std::string_view(line).substr(line.find(':') + 1)));
+            version("torch", 1, full.substr(0, full.find_first_of(" \t")));
+        }
+        break;
+    case Probe::torch_hip: {
+        const auto v = value_after(line, "ROCM used to build PyTorch:");
+        if (leading_version(v)) version("torch_hip", 1, v.substr(0, v.find_first_of(" \t")));
+        break;
+    }
+    case Probe::pip_torch: {
+        static const std::regex re(R"(torch(?:==|\s+)(\d+\.\d+\S*))");
+        if (auto v = first_match(line, re)) version("torch", 2, *v);
+        break;
+    }
+    case Probe::rocm_field: {
+        static const std::regex re(R"([Rr][Oo][Cc][Mm] [Vv]ersion\W*(.*))");
+        auto rest = first_match(line, re).value_or("");
+        std::optional<std::string> v = leading_version(rest);
+        for (std::size_t k = 1; !v && rest.empty() && k < hit.lines.size(); ++k) {
+            if (after(k).empty()) continue;
+            v = leading_version(after(k));
+            break;
+        }
+        if (v) version("rocm", 1, *v);
+        break;
+    }
+    case Probe::rocm_package: {
+        static const std::regex re(R"(\brocm-(?:core|dev|libs)\b.*?(\d+\.\d+\.\d+))");
+        if (auto v = first_match(line, re)) version("rocm", 2, *v);
+        break;
+    }
+    case Probe::rocm_path: {
+        static const std::regex re(R"(/opt/rocm-(\d+\.\d+\.\d+)/)");
+        if (auto v = first_match(line, re)) version("rocm", 3, *v);
+        break;
+    }
+    case Probe::uname: {
+        static const std::regex re(R"(\bLinux \S+ (\d+\.\d+\.\d+\S*) #\d)");
+        if (auto v = first_match(line, re)) version("kernel", 1, *v);
+        break;
+    }
+    case Probe::python_platform: {
+        static const std::regex re(R"(Python platform: Linux-(\d+\.\d+\.\d+.*?)-(x86_64|aarch64)\b)");
+        if (auto v = first_match(line, re)) version("kernel", 2, *v);
+        break;
+    }
+    case Probe::linux_version: {
+        static const std::regex re(R"(\bLinux version (\d+\.\d+\.\d+\S*) \()");
+        if (auto v = first_match(line, re)) version("kernel", 3, *v);
+        break;
+    }
+    case Probe::env: parse_env_line(line, m_env); break;
+    case Probe::amdsmi_name: {
+        // MARKET_NAME comes before TARGET_GRAPHICS_VERSION in `amd-smi static`: keep it for the target.
+        gpu_line(input, k_amdsmi, "amd-smi", "", value_after(line, "MARKET_NAME:"), true);
+        break;
+    }
+    case Probe::amdsmi_target:
+        if (auto gfx = first_match(line, gfx_re)) {
+            if (!m_gpus.empty() && m_gpus.back().rank == k_amdsmi && m_gpus.back().input == input &&
+                m_gpus.back().shown_target.empty())
+                m_gpus.back().shown_target = *gfx;
+            else
+                gpu_line(input, k_amdsmi, "amd-smi", *gfx, "", true);
+        }
+        break;
+    case Probe::rocmsmi_series:
+    case Probe::rocmsmi_gfx: {
+        static const std::regex index_re(R"(GPU\[(\d+)\])");
+        const auto index = first_match(line, index_re).value_or("?");
+        const std::string source = "rocm-smi GPU[" + index + "]";
+        auto it = std::find_if(m_gpus.begin(), m_gpus.end(),
+                               [&](const Candidate& c) { return c.source == source && c.input == input; });
+        if (it == m_gpus.end()) {
+            gpu_line(input, k_rocmsmi, source, "", "", true);
+            it = std::prev(m_gpus.end());
+        }
+        if (static_cast<Probe>(hit.probe) == Probe::rocmsmi_gfx) {
+            if (auto gfx = first_match(line.substr(line.find("GFX Version")), gfx_re)) it->shown_target = *gfx;
+        } else {
+            const auto colon = line.find(':', line.find("Card "));
+            it->marketing_name = std::string(trim(std::string_view(line).substr(colon + 1)));
+        }
+        break;
+    }
+    case Probe::torch_props: {
+        static const std::regex re(R"((?:name='([^']*)'.*?)?gcnArchName='(gfx[0-9a-f]{3,4}))");
+        std::smatch m;
+        if (std::regex_search(line, m, re)) gpu_line(input, k_torch, "torch", m[2].str(), m[1].str(), false);
+        break;
+    }
+    case Probe::ollama_gpu: {
+        static const std::regex re(R"(\b(?:gpu_type|compute)=(gfx[0-9a-f]{3,4}))");
+        static const std::regex name_re(R"(\bname="([^"]+)\")");
+        if (auto gfx = first_match(line, re)) {
+            const auto name = first_match(line, name_re).value_or("");
+            // ollama repeats its GPU list on every start: one row per target and name.
+            const bool seen = std::any_of(m_gpus.begin(), m_gpus.end(), [&](const Candidate& c) {
+                return c.rank == k_ollama && c.shown_target == *gfx && c.marketing_name == name;
+            });
+            if (!seen) gpu_line(input, k_ollama, "ollama", *gfx, name, true);
+        }
+        break;
+    }
+    case Probe::gpu_field: {
+        std::string name(trim(std::string_view(line).substr(line.find(':') == std::string::npos ? line.size()
+                                                                                             : line.find(':') + 1)));
+        for (std::size_t k = 1; name.empty() && k < hit.lines.size(); ++k) name = std::string(after(k));
+        // Only a name the product table knows says which chip it is.
+        if (gfx_for_marketing_name(name)) gpu_line(input, k_template, "issue template", "", name, false);
+        break;
+    }
+    case Probe::count: break;
+    }
+}
+
+ReportFacts ReportReader::facts() const {
+    ReportFacts f;
+    f.env = m_env;
+    const auto v = [&](const char* key) -> std::optional<std::string> {
+        const auto it = m_versions.find(key);
+        return it == m_versions.end() ? std::nullopt : std::optional<std::string>(it->second.second);
+    };
+    f.rocm_version = v("rocm");
+    f.torch_version = v("torch");
+    f.torch_hip_version = v("torch_hip");
+    // "2.3.0+rocm6.0": the wheel was built for HIP 6.0 when nothing more exact is shown.
+    if (!f.torch_hip_version && f.torch_version) {
+        const auto plus = f.torch_version->find("+rocm");
+        if (plus != std::string::npos)
+            if (auto hv = leading_version(std::string_view(*f.torch_version).substr(plus + 5))) f.torch_hip_version = hv;
+    }
+    f.kernel_release = v("kernel");
+
+    // The best-ranked source that lists GPUs describes them all (rocminfo lists every agent;
+    // a second tool would list the same GPUs again).
+    int best = k_template + 1;
+    for (const auto& c : m_gpus)
+        if (!c.shown_target.empty() || gfx_for_marketing_name(c.marketing_name)) best = std::min(best, c.rank);
+    const auto global_override = m_env.find("HSA_OVERRIDE_GFX_VERSION");
+    std::optional<std::string> override_target;
+    if (global_override != m_env.end()) override_target = parse_gfx_override(trim(global_override->second));
+    for (const auto& c : m_gpus) {
+        if (c.rank != best) continue;
+        ReportGpu g{"", c.shown_target, c.marketing_name, c.source};
+        const auto by_name = gfx_for_marketing_name(c.marketing_name);
+        if (c.shows_real_target && !c.shown_target.empty()) {
+            g.gfx_target = c.shown_target;
+        } else if (override_target && !c.shown_target.empty() && c.shown_target == *override_target) {
+            // The runtime shows the overridden target: only the product name tells the chip.
+            g.gfx_target = by_name.value_or("");
+        } else {
+            g.gfx_target = !c.shown_target.empty() ? c.shown_target : by_name.value_or("");
+        }
+        const bool duplicate = std::any_of(f.gpus.begin(), f.gpus.end(), [&](const ReportGpu& o) {
+            return c.rank == k_ollama && o.gfx_target == g.gfx_target && o.shown_target == g.shown_target;
+        });
+        if (!duplicate) f.gpus.push_back(std::move(g));
+    }
+    return f;
+}
+
+nlohmann::json report_facts_document(const ReportFacts& report) {
+    Facts facts;
+    facts.root = "report";
+    for (const auto& [k, v] : report.env) facts.env[k] = v;
+    unsigned node = 1;  // KFD numbers the CPU node 0; GPUs follow in the order rocminfo lists them
+    for (const auto& rg : report.gpus) {
+        Gpu g;
+        g.node = node++;
+        const std::string source = "report (" + rg.source + ")";
+        if (!rg.marketing_name.empty()) g.marketing_name = Fact<std::string>::known(rg.marketing_name, source);
+        if (!rg.gfx_target.empty()) {
+            if (const auto version = encode_gfx_target(rg.gfx_target))
+                g.gfx_target_version = Fact<std::uint64_t>::known(*version, source);
+            g.gfx_target = Fact<std::string>::known(rg.gfx_target, source);
+            if (const auto fam = gfx_family(rg.gfx_target)) g.family = Fact<std::string>::known(*fam, source);
+            if (const auto gen = gfx_generic_target(rg.gfx_target))
+                g.generic_target = Fact<std::string>::known(*gen, source);
+            g.officially_supported = Fact<bool>::known(gfx_officially_supported(rg.gfx_target), source);
+            apply_gfx_override(g, facts.env);
+        } else if (!rg.shown_target.empty()) {
+            // The real chip is unknown (overridden and unnamed); what ran is known.
+            g.effective_gfx_target = Fact<std::string>::known(rg.shown_target, source);
+        }
+        facts.gpus.push_back(std::move(g));
+    }
+    if (report.rocm_version) {
+        RocmInstall r;
+        r.path = "report";
+        r.version = Fact<std::string>::known(*report.rocm_version, "report");
+        r.version_source = "report";
+        facts.rocm.push_back(std::move(r));
+    }
+    if (report.torch_version || report.torch_hip_version) {
+        TorchInstall t;
+        if (report.torch_version) t.version = Fact<std::string>::known(*report.torch_version, "report");
+        if (report.torch_hip_version) t.hip_version = Fact<std::string>::known(*report.torch_hip_version, "report");
+        facts.torch.push_back(std::move(t));
+    }
+    if (report.kernel_release) facts.driver.kernel_release = Fact<std::string>::known(*report.kernel_release, "report");
+
+    auto doc = facts_to_json(facts);
+    // What a report does not mention is absent, not false: a report that shows no driver
+    // state does not say the driver is unloaded, nor that the user lacks a group.
+    doc["driver"]["loaded"] = nullptr;
+    doc["kfd"] = nullptr;
+    doc["user"] = nullptr;
+    doc["render_nodes"] = nullptr;
+    for (auto& t : doc["torch"]) {
+        t["path"] = nullptr;
+        t["origin"] = nullptr;
+        t["has_libtorch_hip"] = nullptr;
+    }
+    for (auto& r : doc["rocm"]) {
+        r["path"] = nullptr;
+        r["kind"] = nullptr;
+    }
+    return doc;
+}
+
+nlohmann::json report_facts_json(const ReportFacts& f) {
+    using nlohmann::json;
+    json out = json::object();
+    if (!f.gpus.empty()) {
+        json gpus = json::array();
+        for (const auto& g : f.gpus) {
+            json row = json::object();
+            if (!g.gfx_target.empty()) row["gfx_target"] = g.gfx_target;
+            if (!g.shown_target.empty() && g.shown_target != g.gfx_target) row["shown_target"] = g.shown_target;
+            if (!g.marketing_name.empty()) row["marketing_name"] = g.marketing_name;
+            row["source"] = g.source;
+            gpus.push_back(std::move(row));
+        }
+        out["gpus"] = std::move(gpus);
+    }
+    if (f.rocm_version) out["rocm_version"] = *f.rocm_version;
+    if (f.torch_version) out["torch_version"] = *f.torch_version;
+    if (f.torch_hip_version) out["torch_hip_version"] = *f.torch_hip_version;
+    if (!f.env.empty()) out["env"] = f.env;
+    if (f.kernel_release) out["kernel_release"] = *f.kernel_release;
+    return out;
+}
+
+std::string report_facts_line(const ReportFacts& f) {
+    std::vector<std::string> parts;
+    for (const auto& g : f.gpus) {
+        std::string target = !g.gfx_target.empty() ? g.gfx_target : "unknown chip";
+        if (!g.shown_target.empty() && g.shown_target != g.gfx_target) target += " shown as " + g.shown_target;
+        parts.push_back(g.marketing_name.empty() ? target : fmt::format("{} ({})", target, g.marketing_name));
+    }
+    if (f.rocm_version) parts.push_back("ROCm " + *f.rocm_version);
+    if (f.torch_version) parts.push_back("PyTorch " + *f.torch_version);
+    if (f.torch_hip_version && !(f.torch_version && f.torch_version->find("+rocm") != std::string::npos))
+        parts.push_back("PyTorch HIP " + *f.torch_hip_version);
+    for (const auto& [k, v] : f.env) parts.push_back(k + "=" + v);
+    if (f.kernel_release) parts.push_back("kernel " + *f.kernel_release);
+    std::string out;
+    for (const auto& p : parts) out += (out.empty() ? "" : ", ") + p;
+    return out;
+}
+
+}  // namespace rmcp::explain
