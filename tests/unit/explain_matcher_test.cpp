@@ -7,6 +7,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -335,6 +336,81 @@ TEST_F(ExplainMatcherFiles, MissingFileAndDirectoryAreBadInput) {
     status = scan_path(m_dir.string(), b);
     ASSERT_FALSE(status.ok());
     EXPECT_EQ(status.error().cause, "Is a directory");
+}
+
+
+// Line probes (report facts) ride in the signatures' database: whole lines plus the lines
+// after them, in stream order, whatever the chunk boundaries.
+std::vector<ProbeHit> probe_scan(std::span<const LineProbe> probes, std::string_view input, std::size_t piece,
+                                 const std::vector<kb::Entry>& entries = {}, std::vector<Match>* matches = nullptr) {
+    auto set = SignatureSet::compile(entries, Reporting::every_line, ContextWords::match, probes);
+    EXPECT_TRUE(set.ok());
+    std::vector<ProbeHit> hits;
+    LogScanner scanner(*set, [&](const Match& m) { if (matches) matches->push_back(m); });
+    scanner.on_probe([&](const ProbeHit& h) { hits.push_back(h); });
+    if (piece == 0) piece = input.size() + 1;
+    for (std::size_t i = 0; i < input.size(); i += piece) EXPECT_TRUE(scanner.feed(input.substr(i, piece)).ok());
+    EXPECT_TRUE(scanner.finish().ok());
+    return hits;
+}
+
+TEST(LineProbe, DeliversTheWholeLineAndTheLinesAfterItAtAnySplit) {
+    const std::vector<LineProbe> probes{{"ROCm Version", 2}, {"^Name:\\s+gfx", 0}};
+    const std::string input = "noise\n### ROCm Version\n\nROCm 6.1.0\nName:   gfx1031\r\ntail";
+    for (const std::size_t piece : {0UL, 1UL, 3UL, 7UL}) {
+        const auto hits = probe_scan(probes, input, piece);
+        ASSERT_EQ(hits.size(), 2U) << "piece " << piece;
+        EXPECT_EQ(hits[0].probe, 0U);
+        EXPECT_EQ(hits[0].line, 2U);
+        EXPECT_EQ(hits[0].lines, (std::vector<std::string>{"### ROCm Version", "", "ROCm 6.1.0"}));
+        EXPECT_EQ(hits[1].probe, 1U);
+        EXPECT_EQ(hits[1].line, 5U);
+        EXPECT_EQ(hits[1].lines, (std::vector<std::string>{"Name:   gfx1031"}));
+    }
+}
+
+TEST(LineProbe, StreamEndingEarlyGivesTheLinesThereAre) {
+    const std::vector<LineProbe> probes{{"GPU models", 4}};
+    const auto hits = probe_scan(probes, "GPU models and configuration: AMD Radeon RX 6800 (gfx1030)\nnext", 0);
+    ASSERT_EQ(hits.size(), 1U);
+    EXPECT_EQ(hits[0].lines,
+              (std::vector<std::string>{"GPU models and configuration: AMD Radeon RX 6800 (gfx1030)", "next"}));
+}
+
+TEST(LineProbe, DoesNotDisturbSignatureMatches) {
+    const std::vector<LineProbe> probes{{"Memory", 0}};
+    std::vector<Match> with_probes;
+    probe_scan(probes, "a\nMemory access fault by GPU node-1\nb\n", 0,
+               {entry("fault", {sig("Memory access fault by GPU node-\\d+")})}, &with_probes);
+    const auto without = scan(compile({entry("fault", {sig("Memory access fault by GPU node-\\d+")})}),
+                              "a\nMemory access fault by GPU node-1\nb\n");
+    ASSERT_EQ(with_probes.size(), 1U);
+    ASSERT_EQ(without.size(), 1U);
+    EXPECT_EQ(texts(with_probes[0]), texts(without[0]));
+}
+
+TEST(LineProbe, HitsAreBoundedPerStream) {
+    const std::vector<LineProbe> probes{{"x", 0}};
+    auto set = SignatureSet::compile({}, Reporting::every_line, ContextWords::match, probes);
+    ASSERT_TRUE(set.ok());
+    std::size_t hits = 0;
+    ScanLimits limits;
+    limits.max_probe_hits = 10;
+    LogScanner scanner(*set, nullptr, limits);
+    scanner.on_probe([&](const ProbeHit&) { ++hits; });
+    std::string input;
+    for (int i = 0; i < 100; ++i) input += "x\n";
+    ASSERT_TRUE(scanner.feed(input).ok());
+    ASSERT_TRUE(scanner.finish().ok());
+    EXPECT_EQ(hits, 10U);
+}
+
+TEST(LineProbe, BadProbePatternIsAnEnvironmentError) {
+    const std::vector<LineProbe> probes{{"(unclosed", 0}};
+    auto set = SignatureSet::compile({}, Reporting::every_line, ContextWords::match, probes);
+    ASSERT_FALSE(set.ok());
+    EXPECT_EQ(set.error().code, ExitCode::environment);
+    EXPECT_NE(set.error().message().find("line probe"), std::string::npos);
 }
 
 }  // namespace

@@ -1,0 +1,235 @@
+// Bug-report sections read as the reporter's facts. The inputs here are WRITTEN in the
+// formats the tools print (rocminfo, collect_env, rocm-smi, amd-smi, pip, uname, ollama):
+// they test the parsers. Real reports copied from public threads are tested by
+// tests/cli/test_explain_real.py over tests/reports/real/.
+#include "explain/report_facts.hpp"
+
+#include <gtest/gtest.h>
+
+namespace rmcp::explain {
+namespace {
+
+ReportFacts read(std::string_view text, std::size_t piece = 0) {
+    auto set = SignatureSet::compile({}, Reporting::every_line, ContextWords::match, report_probes());
+    EXPECT_TRUE(set.ok());
+    ReportReader reader;
+    LogScanner scanner(*set, nullptr);
+    scanner.on_probe([&](const ProbeHit& h) { reader.add("report.txt", h); });
+    if (piece == 0) piece = text.size() + 1;
+    for (std::size_t i = 0; i < text.size(); i += piece) EXPECT_TRUE(scanner.feed(text.substr(i, piece)).ok());
+    EXPECT_TRUE(scanner.finish().ok());
+    return reader.facts();
+}
+
+constexpr std::string_view k_rocminfo_two_gpus = R"(ROCk module version 6.7.0 is loaded
+=====================
+HSA System Attributes
+=====================
+Runtime Version:         1.14
+==========
+HSA Agents
+==========
+*******
+Agent 1
+*******
+  Name:                    AMD Ryzen 9 7950X 16-Core Processor
+  Marketing Name:          AMD Ryzen 9 7950X 16-Core Processor
+  Device Type:             CPU
+*******
+Agent 2
+*******
+  Name:                    gfx1100
+  Uuid:                    GPU-5c2bd6d3a1c0f1e7
+  Marketing Name:          Radeon RX 7900 XTX
+  Vendor Name:             AMD
+  Device Type:             GPU
+  ISA Info:
+    ISA 1
+      Name:                    amdgcn-amd-amdhsa--gfx1100
+*******
+Agent 3
+*******
+  Name:                    gfx1036
+  Marketing Name:          AMD Radeon Graphics
+  Device Type:             GPU
+*** Done ***
+)";
+
+TEST(ReportFacts, RocminfoListsEveryGpuAgentWithItsName) {
+    for (const std::size_t piece : {0UL, 5UL}) {
+        const auto f = read(k_rocminfo_two_gpus, piece);
+        ASSERT_EQ(f.gpus.size(), 2U);
+        EXPECT_EQ(f.gpus[0].gfx_target, "gfx1100");
+        EXPECT_EQ(f.gpus[0].marketing_name, "Radeon RX 7900 XTX");
+        EXPECT_EQ(f.gpus[0].source, "rocminfo");
+        EXPECT_EQ(f.gpus[1].gfx_target, "gfx1036");
+        EXPECT_EQ(f.gpus[1].marketing_name, "AMD Radeon Graphics");
+        EXPECT_TRUE(f.describes_machine());
+    }
+}
+
+TEST(ReportFacts, UnderAnOverrideTheRealChipComesFromTheProductName) {
+    const auto f = read("export HSA_OVERRIDE_GFX_VERSION=10.3.0\n"
+                        "Agent 2\n  Name:                    gfx1030\n"
+                        "  Marketing Name:          AMD Radeon RX 6700 XT\n");
+    ASSERT_EQ(f.gpus.size(), 1U);
+    EXPECT_EQ(f.gpus[0].gfx_target, "gfx1031");
+    EXPECT_EQ(f.gpus[0].shown_target, "gfx1030");
+    const auto doc = report_facts_document(f);
+    EXPECT_EQ(doc["gpus"][0]["override"]["relation"], "same_family");
+    EXPECT_EQ(doc["gpus"][0]["effective_gfx_target"], "gfx1030");
+    EXPECT_EQ(doc["gpus"][0]["family"], "RDNA2");
+}
+
+TEST(ReportFacts, UnderAnOverrideAnUnnamedChipStaysUnknown) {
+    const auto f = read("HSA_OVERRIDE_GFX_VERSION=11.0.0 python train.py\n"
+                        "Agent 2\n  Name:                    gfx1100\n"
+                        "  Marketing Name:          AMD Radeon Graphics\n");
+    ASSERT_EQ(f.gpus.size(), 1U);
+    EXPECT_EQ(f.gpus[0].gfx_target, "");
+    const auto doc = report_facts_document(f);
+    EXPECT_TRUE(doc["gpus"][0]["gfx_target"].is_null());
+    EXPECT_EQ(doc["gpus"][0]["effective_gfx_target"], "gfx1100");
+    EXPECT_TRUE(doc["gpus"][0]["override"].is_null());  // no relation can be claimed
+}
+
+TEST(ReportFacts, CollectEnvGivesVersionsGpusAndKernel) {
+    const auto f = read(R"(PyTorch version: 2.3.0+rocm6.0
+Is debug build: False
+CUDA used to build PyTorch: N/A
+ROCM used to build PyTorch: 6.0.32830-d62f6a171
+
+OS: Ubuntu 22.04.4 LTS (x86_64)
+Python platform: Linux-6.5.0-28-generic-x86_64-with-glibc2.35
+Is CUDA available: True
+GPU models and configuration: AMD Radeon RX 6800 XT (gfx1030)
+Nvidia driver version: Could not collect
+HIP runtime version: 6.0.32830
+Versions of relevant libraries:
+[pip3] torch==2.3.0+rocm6.0
+)");
+    EXPECT_EQ(f.torch_version, "2.3.0+rocm6.0");
+    EXPECT_EQ(f.torch_hip_version, "6.0.32830-d62f6a171");
+    EXPECT_EQ(f.kernel_release, "6.5.0-28-generic");
+    ASSERT_EQ(f.gpus.size(), 1U);
+    EXPECT_EQ(f.gpus[0].gfx_target, "gfx1030");
+    EXPECT_EQ(f.gpus[0].marketing_name, "AMD Radeon RX 6800 XT");
+    EXPECT_FALSE(f.rocm_version);  // collect_env names PyTorch's ROCm, not the system's
+}
+
+TEST(ReportFacts, CollectEnvListsSeveralGpus) {
+    const auto f = read("GPU models and configuration: AMD Radeon RX 7900 XTX (gfx1100)\n"
+                        "AMD Radeon Graphics (gfx1036)\n"
+                        "Nvidia driver version: Could not collect\n");
+    ASSERT_EQ(f.gpus.size(), 2U);
+    EXPECT_EQ(f.gpus[1].gfx_target, "gfx1036");
+}
+
+TEST(ReportFacts, VersionFieldsFromTemplatesPackagesAndTools) {
+    EXPECT_EQ(read("### ROCm Version\n\nROCm 6.1.0\n\n### ROCm Component\n").rocm_version, "6.1.0");
+    EXPECT_EQ(read("AMDSMI Tool: 24.7.1+0012a68 | AMDSMI Library version: 24.7.1.0 | ROCm version: 6.3.1\n")
+                  .rocm_version,
+              "6.3.1");
+    EXPECT_EQ(read("ii  rocm-core   5.7.1.50701-98~22.04   amd64   Radeon Open Compute (ROCm) Runtime\n").rocm_version,
+              "5.7.1");
+    EXPECT_EQ(read("  File \"/opt/rocm-6.2.0/lib/python3/x.py\", line 3\n").rocm_version, "6.2.0");
+    // The template field outranks a path in a traceback, wherever each appears.
+    EXPECT_EQ(read("/opt/rocm-5.7.0/lib/libamdhip64.so\n### ROCm Version\n\n6.1.2\n").rocm_version, "6.1.2");
+    EXPECT_EQ(read("torch                    2.4.1+rocm6.1\n").torch_version, "2.4.1+rocm6.1");
+    EXPECT_EQ(read("torch                    2.4.1+rocm6.1\n").torch_hip_version, "6.1");
+    EXPECT_EQ(read("pytorch version: 2.5.0.dev20240801+rocm6.1\n").torch_version, "2.5.0.dev20240801+rocm6.1");
+}
+
+TEST(ReportFacts, KernelReleaseFromUnameThenDmesg) {
+    EXPECT_EQ(read("Linux box 6.8.0-45-generic #45-Ubuntu SMP PREEMPT_DYNAMIC Fri Aug 30 12:02:04 UTC 2024 x86_64\n")
+                  .kernel_release,
+              "6.8.0-45-generic");
+    EXPECT_EQ(read("[    0.000000] Linux version 6.18.2-arch1-1 (linux@archlinux) (gcc 15.2.1)\n").kernel_release,
+              "6.18.2-arch1-1");
+}
+
+TEST(ReportFacts, EnvironmentSettingsInTheirUsualShapes) {
+    const auto f = read("export HSA_OVERRIDE_GFX_VERSION=\"10.3.0\"\n"
+                        "time=2024-05-01T10:00:00 level=INFO msg=\"server config\" env=\"map[CUDA_VISIBLE_DEVICES: "
+                        "HIP_VISIBLE_DEVICES:0 OLLAMA_HOST:http://127.0.0.1:11434]\"\n"
+                        "os.environ['PYTORCH_HIP_ALLOC_CONF'] = 'expandable_segments:True'\n"
+                        "docker run -e MIOPEN_FIND_MODE=FAST rocm/pytorch\n"
+                        ":1:hip_code_object.cpp :624 : HSA_STATUS_ERROR_INVALID_ISA: The ISA is invalid\n"
+                        "export AMD_SERIALIZE_KERNEL=<level>\n");
+    EXPECT_EQ(f.env.at("HSA_OVERRIDE_GFX_VERSION"), "10.3.0");
+    EXPECT_EQ(f.env.at("HIP_VISIBLE_DEVICES"), "0");
+    EXPECT_EQ(f.env.at("PYTORCH_HIP_ALLOC_CONF"), "expandable_segments:True");
+    EXPECT_EQ(f.env.at("MIOPEN_FIND_MODE"), "FAST");
+    EXPECT_FALSE(f.env.contains("CUDA_VISIBLE_DEVICES"));  // empty in ollama's map: not set
+    EXPECT_FALSE(f.env.contains("HSA_STATUS_ERROR_INVALID_ISA"));
+    EXPECT_FALSE(f.env.contains("AMD_SERIALIZE_KERNEL"));  // a placeholder, not a value
+    EXPECT_FALSE(f.describes_machine());                  // settings alone describe no machine
+}
+
+TEST(ReportFacts, SmiToolsShowTheChipItself) {
+    const auto amd = read("ASIC:\n    MARKET_NAME: Navi 22 [Radeon RX 6700/6700 XT/6750 XT / 6800M/6850M XT]\n"
+                          "    VENDOR_ID: 0x1002\n    TARGET_GRAPHICS_VERSION: gfx1031\n"
+                          "export HSA_OVERRIDE_GFX_VERSION=10.3.0\n");
+    ASSERT_EQ(amd.gpus.size(), 1U);
+    EXPECT_EQ(amd.gpus[0].gfx_target, "gfx1031");  // KFD's own target, not the overridden one
+    EXPECT_EQ(amd.gpus[0].source, "amd-smi");
+    const auto rocm_smi = read("GPU[0]\t\t: Card Series: \t\tNavi 31 [Radeon RX 7900 XT/7900 XTX]\n"
+                               "GPU[0]\t\t: GFX Version: \t\tgfx1100\n"
+                               "GPU[1]\t\t: GFX Version: \t\tgfx1036\n");
+    ASSERT_EQ(rocm_smi.gpus.size(), 2U);
+    EXPECT_EQ(rocm_smi.gpus[0].gfx_target, "gfx1100");
+    EXPECT_EQ(rocm_smi.gpus[0].marketing_name, "Navi 31 [Radeon RX 7900 XT/7900 XTX]");
+    EXPECT_EQ(rocm_smi.gpus[1].gfx_target, "gfx1036");
+}
+
+TEST(ReportFacts, RocminfoOutranksOtherGpuListings) {
+    std::string text(k_rocminfo_two_gpus);
+    text += "GPU models and configuration: Radeon RX 7900 XTX (gfx1100)\n";
+    const auto f = read(text);
+    ASSERT_EQ(f.gpus.size(), 2U);
+    EXPECT_EQ(f.gpus[0].source, "rocminfo");
+}
+
+TEST(ReportFacts, TorchPropertiesAndOllamaLines) {
+    const auto t = read("_CudaDeviceProperties(name='AMD Radeon RX 6600', major=10, minor=3, gcnArchName='gfx1030', "
+                        "total_memory=8176MB, multi_processor_count=14)\nHSA_OVERRIDE_GFX_VERSION=10.3.0\n");
+    ASSERT_EQ(t.gpus.size(), 1U);
+    EXPECT_EQ(t.gpus[0].gfx_target, "gfx1032");
+    const auto o = read("time=2025-01-01 level=INFO source=types.go:131 msg=\"inference compute\" id=0 library=rocm "
+                        "variant=\"\" compute=gfx1031 driver=6.3 name=1002:73df total=\"12.0 GiB\"\n"
+                        "time=2025-01-01 level=INFO source=types.go:131 msg=\"inference compute\" id=0 library=rocm "
+                        "variant=\"\" compute=gfx1031 driver=6.3 name=1002:73df total=\"12.0 GiB\"\n");
+    ASSERT_EQ(o.gpus.size(), 1U);
+    EXPECT_EQ(o.gpus[0].gfx_target, "gfx1031");
+}
+
+TEST(ReportFacts, TemplateGpuFieldCountsOnlyWhenTheProductIsKnown) {
+    EXPECT_EQ(read("### GPU\n\nAMD Radeon RX 7600 XT\n").gpus.at(0).gfx_target, "gfx1102");
+    EXPECT_TRUE(read("### GPU\n\nsomething odd\n").gpus.empty());
+}
+
+TEST(ReportFacts, TheDocumentLeavesUnmentionedThingsAbsent) {
+    const auto doc = report_facts_document(read("GPU models and configuration: AMD Radeon RX 5700 XT (gfx1010)\n"
+                                                "PyTorch version: 2.1.0+rocm5.6\n"));
+    EXPECT_TRUE(doc["driver"]["loaded"].is_null());
+    EXPECT_TRUE(doc["kfd"].is_null());
+    EXPECT_TRUE(doc["user"].is_null());
+    EXPECT_TRUE(doc["torch"][0]["has_libtorch_hip"].is_null());
+    EXPECT_EQ(doc["torch"][0]["hip_version"], "5.6");
+    EXPECT_EQ(doc["gpus"][0]["family"], "RDNA1");
+    EXPECT_EQ(doc["gpus"][0]["officially_supported"], false);
+    const auto json = report_facts_json(read("GPU models and configuration: AMD Radeon RX 5700 XT (gfx1010)\n"));
+    EXPECT_EQ(json["gpus"][0]["gfx_target"], "gfx1010");
+    EXPECT_FALSE(json.contains("rocm_version"));
+}
+
+TEST(ReportFacts, PerNodeOverrideBindsToItsGpu) {
+    const auto doc = report_facts_document(read(std::string(k_rocminfo_two_gpus) +
+                                                "HSA_OVERRIDE_GFX_VERSION_2=10.3.0\n"));
+    EXPECT_TRUE(doc["gpus"][0]["override"].is_null());
+    EXPECT_EQ(doc["gpus"][1]["override"]["variable"], "HSA_OVERRIDE_GFX_VERSION_2");
+    EXPECT_EQ(doc["gpus"][1]["override"]["relation"], "same_family");
+}
+
+}  // namespace
+}  // namespace rmcp::explain
