@@ -1,6 +1,8 @@
-// libFuzzer target for the log matcher: arbitrary bytes, split at arbitrary points, must
-// give the same matches as one feed, never crash, and keep excerpts within their limits.
+// libFuzzer target for the log matcher and the bug-report reader that rides on it:
+// arbitrary bytes, split at arbitrary points, must give the same matches and the same
+// reporter's facts as one feed, never crash, and keep excerpts within their limits.
 #include "explain/matcher.hpp"
+#include "explain/report_facts.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -24,7 +26,8 @@ std::shared_ptr<const SignatureSet> signatures() {
         entries[1].signatures = {{"reason ?: ?GPU Hang$", {"ring"}, 2, 3}, {"(?i)ring gfx_[0-9.]+ timeout", {}, 1, 4}};
         entries[2].id = "oom";
         entries[2].signatures = {{"HIP out of memory", {"\r", "a"}, 1, 5}};
-        auto compiled = SignatureSet::compile(entries);
+        auto compiled = SignatureSet::compile(entries, rmcp::explain::Reporting::every_line,
+                                              rmcp::explain::ContextWords::match, rmcp::explain::report_probes());
         if (!compiled) std::abort();
         return *compiled;
     }();
@@ -38,8 +41,15 @@ struct Seen {
     bool operator==(const Seen&) const = default;
 };
 
-std::vector<Seen> scan(std::string_view data, std::size_t piece) {
+struct Result {
+    std::vector<Seen> seen;
+    std::string report;  // the reporter's facts as JSON, and the facts document built from them
+    bool operator==(const Result&) const = default;
+};
+
+Result scan(std::string_view data, std::size_t piece) {
     std::vector<Seen> out;
+    rmcp::explain::ReportReader reader;
     rmcp::explain::ScanLimits limits;
     limits.line_bytes = 16;  // small, so the truncation paths run
     LogScanner scanner(signatures(), [&](const Match& m) {
@@ -47,10 +57,12 @@ std::vector<Seen> scan(std::string_view data, std::size_t piece) {
             if (l.text.size() > 2 * limits.line_bytes) std::abort();
         out.push_back({m.signature, m.line, m.excerpt.size()});
     }, limits);
+    scanner.on_probe([&](const rmcp::explain::ProbeHit& hit) { reader.add("input", hit); });
     for (std::size_t i = 0; i < data.size(); i += piece)
         if (!scanner.feed(data.substr(i, piece))) std::abort();
     if (!scanner.finish()) std::abort();
-    return out;
+    const auto facts = reader.facts();
+    return {out, rmcp::explain::report_facts_json(facts).dump() + rmcp::explain::report_facts_document(facts).dump()};
 }
 
 }  // namespace
