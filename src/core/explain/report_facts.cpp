@@ -1,5 +1,7 @@
 #include "explain/report_facts.hpp"
 
+#include "explain/render.hpp"
+
 #include "detect/detect.hpp"
 #include "detect/gfx.hpp"
 #include "facts/facts_json.hpp"
@@ -99,6 +101,13 @@ std::optional<std::string> leading_version(std::string_view text) {
     return std::nullopt;
 }
 
+// A product name as a terminal shows it: colour codes dropped, control bytes and invalid
+// UTF-8 replaced, so it can go into JSON and text output as it is.
+std::string printable(std::string_view text) {
+    ExcerptLine line{0, std::string(text), false};
+    return std::string(trim(printable_line(line)));
+}
+
 // Values a report shows for a variable: a plain token or a quoted string; placeholders
 // ("<version>", "$VAR", "`...`") are not values.
 bool plausible_value(std::string_view v) {
@@ -165,13 +174,14 @@ bool ReportFacts::describes_machine() const {
 }
 
 void ReportReader::version(const std::string& key, int rank, std::string value) {
+    value = printable(value);
     auto it = m_versions.find(key);
     if (it == m_versions.end() || rank <= it->second.first) m_versions[key] = {rank, std::move(value)};
 }
 
 void ReportReader::gpu_line(const std::string& input, int rank, std::string source, std::string target,
                             std::string name, bool real) {
-    m_gpus.push_back(Candidate{rank, std::move(source), input, std::move(target), std::move(name), real});
+    m_gpus.push_back(Candidate{rank, std::move(source), input, std::move(target), printable(name), real});
 }
 
 void ReportReader::add(const std::string& input, const ProbeHit& hit) {
@@ -195,7 +205,7 @@ void ReportReader::add(const std::string& input, const ProbeHit& hit) {
         const auto name = value_after(line, "Marketing Name:");
         for (auto it = m_gpus.rbegin(); it != m_gpus.rend(); ++it)
             if (it->rank == k_rocminfo && it->input == input) {
-                if (it->marketing_name.empty() && !m_agent_open) it->marketing_name = name;
+                if (it->marketing_name.empty() && !m_agent_open) it->marketing_name = printable(name);
                 break;
             }
         break;
@@ -294,7 +304,7 @@ void ReportReader::add(const std::string& input, const ProbeHit& hit) {
             if (auto gfx = first_match(line.substr(line.find("GFX Version")), gfx_re)) it->shown_target = *gfx;
         } else {
             const auto colon = line.find(':', line.find("Card "));
-            it->marketing_name = std::string(trim(std::string_view(line).substr(colon + 1)));
+            it->marketing_name = printable(std::string_view(line).substr(colon + 1));
         }
         break;
     }
