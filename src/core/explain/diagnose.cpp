@@ -69,18 +69,25 @@ struct Ranked {
     std::size_t first_position = 0;  // order of its first occurrence among all kept ones
 };
 
-// A family entry whose every kept line is also a line of a specific entry adds nothing
-// but noise: the specific entry already says more about the same text.
+// Lines either side of a specific entry's match that belong to the same error block: a
+// ring timeout's "*ERROR* Process information" line, a page fault's status lines.
+constexpr std::uint64_t k_family_cover_lines = 5;
+
+// A family entry whose every kept line sits in an error block a specific entry already
+// recognised adds nothing but noise: the specific entry says more about the same text.
 void drop_covered_family_entries(std::vector<Ranked>& ranked) {
     std::set<std::pair<std::string, std::uint64_t>> specific_lines;
     for (const auto& r : ranked)
         if (!kb::is_family(*r.diagnosis.entry))
             for (const auto& occ : r.diagnosis.occurrences) specific_lines.emplace(occ.source, occ.line);
+    const auto covered = [&](const Occurrence& occ) {
+        const auto low = occ.line > k_family_cover_lines ? occ.line - k_family_cover_lines : 0;
+        const auto it = specific_lines.lower_bound({occ.source, low});
+        return it != specific_lines.end() && it->first == occ.source && it->second <= occ.line + k_family_cover_lines;
+    };
     std::erase_if(ranked, [&](const Ranked& r) {
-        if (!kb::is_family(*r.diagnosis.entry)) return false;
-        return std::all_of(r.diagnosis.occurrences.begin(), r.diagnosis.occurrences.end(), [&](const Occurrence& occ) {
-            return specific_lines.contains({occ.source, occ.line});
-        });
+        return kb::is_family(*r.diagnosis.entry) &&
+               std::all_of(r.diagnosis.occurrences.begin(), r.diagnosis.occurrences.end(), covered);
     });
 }
 
