@@ -155,7 +155,10 @@ TEST(ReportFacts, EnvironmentSettingsInTheirUsualShapes) {
                         "os.environ['PYTORCH_HIP_ALLOC_CONF'] = 'expandable_segments:True'\n"
                         "docker run -e MIOPEN_FIND_MODE=FAST rocm/pytorch\n"
                         ":1:hip_code_object.cpp :624 : HSA_STATUS_ERROR_INVALID_ISA: The ISA is invalid\n"
-                        "export AMD_SERIALIZE_KERNEL=<level>\n");
+                        "export AMD_SERIALIZE_KERNEL=<level>\n"
+                        "If reserved but unallocated memory is large try setting "
+                        "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.\n"
+                        "For debugging consider passing CUDA_LAUNCH_BLOCKING=1\n");
     EXPECT_EQ(f.env.at("HSA_OVERRIDE_GFX_VERSION"), "10.3.0");
     EXPECT_EQ(f.env.at("HIP_VISIBLE_DEVICES"), "0");
     EXPECT_EQ(f.env.at("PYTORCH_HIP_ALLOC_CONF"), "expandable_segments:True");
@@ -163,6 +166,8 @@ TEST(ReportFacts, EnvironmentSettingsInTheirUsualShapes) {
     EXPECT_FALSE(f.env.contains("CUDA_VISIBLE_DEVICES"));  // empty in ollama's map: not set
     EXPECT_FALSE(f.env.contains("HSA_STATUS_ERROR_INVALID_ISA"));
     EXPECT_FALSE(f.env.contains("AMD_SERIALIZE_KERNEL"));  // a placeholder, not a value
+    EXPECT_FALSE(f.env.contains("PYTORCH_CUDA_ALLOC_CONF"));  // PyTorch's advice, not a setting
+    EXPECT_FALSE(f.env.contains("CUDA_LAUNCH_BLOCKING"));
     EXPECT_FALSE(f.describes_machine());                  // settings alone describe no machine
 }
 

@@ -117,6 +117,16 @@ bool plausible_value(std::string_view v) {
     });
 }
 
+// Runtimes suggest settings in their messages ("If reserved but unallocated memory is large
+// try setting PYTORCH_HIP_ALLOC_CONF=expandable_segments:True", "For debugging consider
+// passing AMD_SERIALIZE_KERNEL=3"): a suggestion is not a setting of the reporter's.
+bool is_advice(std::string_view before) {
+    const auto lower = to_lower(before.substr(before.size() > 24 ? before.size() - 24 : 0));
+    for (const std::string_view verb : {"setting ", "passing ", "try ", "consider "})
+        if (lower.ends_with(verb)) return true;
+    return false;
+}
+
 bool name_char(char c) { return (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_'; }
 
 // Every NAME=value / NAME:value (ollama's server config map) on a line, for the variables
@@ -132,7 +142,7 @@ void parse_env_line(std::string_view line, std::map<std::string, std::string>& e
         while (end < line.size() && name_char(line[end])) ++end;
         const std::string name(line.substr(i, end - i));
         i = end;
-        if (!is_relevant_env(name)) continue;
+        if (!is_relevant_env(name) || is_advice(line.substr(0, end - name.size()))) continue;
         std::size_t p = end;
         // os.environ["NAME"] = "value"
         while (p < line.size() && (line[p] == '"' || line[p] == '\'' || line[p] == ']')) ++p;
