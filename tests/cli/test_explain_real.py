@@ -34,6 +34,11 @@ def test_corpus_is_there_and_labelled():
         assert (REAL_LOGS / log["file"]).is_file(), log["file"]
         assert log["url"].startswith("https://"), log["file"]
         assert log.get("clean") or log["category"] in accuracy.CATEGORIES, log["file"]
+        # kb_entry names the cause the thread established: a specific entry of kb/, never a
+        # family entry (those answer for a message, not a cause).
+        if log.get("kb_entry"):
+            assert (REPO / "kb" / f'{log["kb_entry"]}.toml').is_file(), log["file"]
+            assert not log["kb_entry"].startswith("family-"), log["file"]
         # The split is a function of the URL alone, fixed before any result was seen.
         assert log["split"] == accuracy.split_for(log["url"]), log["file"]
     validation = {u for u in urls if accuracy.split_for(u) == "validation"}
