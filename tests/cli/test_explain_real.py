@@ -72,20 +72,24 @@ def test_real_report_gives_the_reporters_facts(rmcp, report):
     proc = rmcp("--format", "json", "explain", "--no-facts", REPORTS / report["file"])
     assert proc.returncode in (0, 1), proc.stderr
     out = json.loads(proc.stdout)
+    shows = [k for k in ("gpus", "rocm_version", "torch_version", "torch_hip_version") if report.get(k)]
+    if not shows:
+        # The excerpt shows nothing that describes a machine: this machine must not be replaced.
+        assert out["facts_source"] != "report", out.get("report_facts")
+        return
     assert out["facts_source"] == "report", out.get("report_facts")
     got = out["report_facts"]
     want_gpus = [g["gfx_target"] for g in report.get("gpus", []) if g.get("gfx_target")]
     got_gpus = [g.get("gfx_target", "") for g in got.get("gpus", [])]
     for target in want_gpus:
         assert target in got_gpus, (want_gpus, got.get("gpus"))
+    assert len(got.get("gpus", [])) <= max(len(report.get("gpus", [])), 1) * 2, got.get("gpus")
     for key in ("rocm_version", "torch_version", "torch_hip_version", "kernel_release"):
         if key in report:
             assert got.get(key, "").startswith(report[key]) or report[key].startswith(got.get(key, "\0")), \
                 (key, report[key], got.get(key))
     for name, value in report.get("env", {}).items():
         assert got.get("env", {}).get(name) == value, (name, got.get("env"))
-    if report.get("kb_entry"):
-        assert report["kb_entry"] in [p["id"] for p in out["problems"]], [p["id"] for p in out["problems"]]
 
 
 def test_enough_real_reports():

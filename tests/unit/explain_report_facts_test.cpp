@@ -236,5 +236,52 @@ TEST(ReportFacts, PerNodeOverrideBindsToItsGpu) {
     EXPECT_EQ(doc["gpus"][1]["override"]["relation"], "same_family");
 }
 
+TEST(ReportFacts, GreppedRocminfoPairsEachMarketingNameWithItsOwnAgent) {
+    // `rocminfo | grep Name`: the CPU's and NPU's names must not be given to a GPU.
+    const auto f = read("  Name:                    AMD RYZEN AI MAX+ 395 w/ Radeon 8060S\n"
+                        "  Marketing Name:          AMD RYZEN AI MAX+ 395 w/ Radeon 8060S\n"
+                        "  Name:                    gfx1151\n"
+                        "  Marketing Name:          Radeon 8060S Graphics\n"
+                        "      Name:                    amdgcn-amd-amdhsa--gfx1151\n"
+                        "  Name:                    aie2p\n"
+                        "  Marketing Name:          RyzenAI-npu5\n");
+    ASSERT_EQ(f.gpus.size(), 1U);
+    EXPECT_EQ(f.gpus[0].gfx_target, "gfx1151");
+    EXPECT_EQ(f.gpus[0].marketing_name, "Radeon 8060S Graphics");
+}
+
+TEST(ReportFacts, ClinfoBoardNameComesBeforeItsTarget) {
+    const auto f = read("  Board name:\t\t\t\t\t AMD Radeon RX 7900 XTX\n  Name:\t\t\t\t\t\t gfx1100\n"
+                        "  Board name:\t\t\t\t\t AMD Radeon Graphics\n  Name:\t\t\t\t\t\t gfx1036\n");
+    ASSERT_EQ(f.gpus.size(), 2U);
+    EXPECT_EQ(f.gpus[0].marketing_name, "AMD Radeon RX 7900 XTX");
+    EXPECT_EQ(f.gpus[0].source, "clinfo");
+    EXPECT_EQ(f.gpus[1].gfx_target, "gfx1036");
+}
+
+TEST(ReportFacts, VulkanRadvNamesTheChipWhateverTheOverride) {
+    const auto f = read("export HSA_OVERRIDE_GFX_VERSION=11.0.0\n"
+                        "ggml_vulkan: 0 = AMD Radeon 780M (RADV GFX1103_R1) (radv) | uma: 1\n"
+                        "\t\tGPU id = 0 (AMD Radeon RX 7600 (RADV GFX1102))\n");
+    ASSERT_EQ(f.gpus.size(), 2U);
+    EXPECT_EQ(f.gpus[0].gfx_target, "gfx1103");
+    EXPECT_EQ(f.gpus[0].marketing_name, "AMD Radeon 780M");
+    EXPECT_EQ(f.gpus[1].gfx_target, "gfx1102");
+    EXPECT_EQ(f.gpus[1].marketing_name, "AMD Radeon RX 7600");
+}
+
+TEST(ReportFacts, KernelFromFreeFormFields) {
+    EXPECT_EQ(read("### Operating System\n\nArch Linux (Linux 6.19.12-arch1-1)\n").kernel_release, "6.19.12-arch1-1");
+    EXPECT_EQ(read("Kernel: 6.8.0-45-generic\n").kernel_release, "6.8.0-45-generic");
+    // uname's exact form wins over a free-form field wherever each is.
+    EXPECT_EQ(read("Kernel: 6.1.0\nLinux box 6.8.0-45-generic #45-Ubuntu SMP\n").kernel_release, "6.8.0-45-generic");
+}
+
+TEST(ReportFacts, DeviceNamePrintedByAScript) {
+    const auto f = read("CUDA available: True\nDevice: AMD Radeon 8060S\n");
+    ASSERT_EQ(f.gpus.size(), 1U);
+    EXPECT_EQ(f.gpus[0].gfx_target, "gfx1151");
+}
+
 }  // namespace
 }  // namespace rmcp::explain
