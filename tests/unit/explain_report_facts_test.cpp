@@ -283,5 +283,20 @@ TEST(ReportFacts, DeviceNamePrintedByAScript) {
     EXPECT_EQ(f.gpus[0].gfx_target, "gfx1151");
 }
 
+TEST(ReportFacts, AShownTargetThatIsNotTheProductsImpliesAnOverride) {
+    // clinfo under HSA_OVERRIDE_GFX_VERSION=12.0.1 shows gfx1201 for a Strix Halo iGPU; the
+    // excerpt does not show the variable.
+    const auto f = read("  Board name:\t\t\t\t\t AMD Radeon AI PRO R9700\n  Name:\t\t\t\t\t\t gfx1201\n"
+                        "  Board name:\t\t\t\t\t Radeon 8060S Graphics\n  Name:\t\t\t\t\t\t gfx1201\n");
+    ASSERT_EQ(f.gpus.size(), 2U);
+    EXPECT_EQ(f.gpus[1].gfx_target, "gfx1151");
+    EXPECT_EQ(f.gpus[1].shown_target, "gfx1201");
+    const auto doc = report_facts_document(f);
+    EXPECT_TRUE(doc["gpus"][0]["override"].is_null());
+    EXPECT_EQ(doc["gpus"][1]["override"]["relation"], "cross_family");
+    EXPECT_EQ(doc["gpus"][1]["effective_gfx_target"], "gfx1201");
+    EXPECT_NE(doc["gpus"][1]["override"]["variable"].get<std::string>().find("implied"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace rmcp::explain

@@ -25,6 +25,7 @@ LogScanner::Callback DiagnosisBuilder::collector(std::string source) {
 void DiagnosisBuilder::add(const std::string& source, const Match& match) {
     const auto& cs = m_set->signatures().at(match.signature);
     auto& per = m_found[cs.entry];
+    per.signatures[source].insert(cs.signature);  // every signature that matched, kept occurrence or not
     if (per.occurrences.size() >= k_max_occurrences) return;
     Occurrence occ;
     occ.source = source;
@@ -47,6 +48,7 @@ void DiagnosisBuilder::drop_source(const std::string& source) {
         occ.erase(std::remove_if(occ.begin(), occ.end(), [&](const Occurrence& o) { return o.source == source; }),
                   occ.end());
         it->second.totals.erase(source);
+        it->second.signatures.erase(source);
         it = occ.empty() ? m_found.erase(it) : std::next(it);
     }
 }
@@ -93,7 +95,8 @@ void drop_covered_family_entries(std::vector<Ranked>& ranked) {
 
 }  // namespace
 
-std::vector<Diagnosis> DiagnosisBuilder::rank(const AppliesFn& applies, const nlohmann::json* reporter_facts) const {
+std::vector<Diagnosis> DiagnosisBuilder::rank(const AppliesFn& applies, const nlohmann::json* reporter_facts,
+                                              FamilyEntries families) const {
     std::vector<Ranked> ranked;
     for (const auto& [index, per] : m_found) {
         if (per.occurrences.empty()) continue;
@@ -104,15 +107,14 @@ std::vector<Diagnosis> DiagnosisBuilder::rank(const AppliesFn& applies, const nl
         d.total_matches = 0;
         for (const auto& [source, n] : per.totals) d.total_matches += n;
         d.total_matches = std::max<std::uint64_t>(d.total_matches, d.occurrences.size());
+        std::set<std::size_t> matched;
+        for (const auto& [source, indices] : per.signatures) matched.insert(indices.begin(), indices.end());
+        d.signatures_matched.assign(matched.begin(), matched.end());
         for (const auto& occ : d.occurrences) {
-            if (std::find(d.signatures_matched.begin(), d.signatures_matched.end(), occ.signature) ==
-                d.signatures_matched.end())
-                d.signatures_matched.push_back(occ.signature);
             for (const auto& word : occ.context_found)
                 if (std::find(d.context_found.begin(), d.context_found.end(), word) == d.context_found.end())
                     d.context_found.push_back(word);
         }
-        std::sort(d.signatures_matched.begin(), d.signatures_matched.end());
         if (applies) d.applies_here = applies(*d.entry);
         ranked.push_back(std::move(r));
     }
@@ -133,7 +135,7 @@ std::vector<Diagnosis> DiagnosisBuilder::rank(const AppliesFn& applies, const nl
         return best;
     };
 
-    drop_covered_family_entries(ranked);
+    if (families == FamilyEntries::drop_covered) drop_covered_family_entries(ranked);
     std::set<std::string> matched_categories;
     for (const auto& r : ranked) matched_categories.insert(r.diagnosis.entry->category);
     if (reporter_facts)

@@ -411,6 +411,10 @@ ReportFacts ReportReader::facts() const {
         const auto by_name = gfx_for_marketing_name(c.marketing_name);
         if (c.shows_real_target && !c.shown_target.empty()) {
             g.gfx_target = c.shown_target;
+        } else if (by_name && !c.shown_target.empty() && *by_name != c.shown_target) {
+            // The runtime shows another target than the product is: an override is at work,
+            // whether or not the excerpt shows it being set.
+            g.gfx_target = *by_name;
         } else if (override_target && !c.shown_target.empty() && c.shown_target == *override_target) {
             // The runtime shows the overridden target: only the product name tells the chip.
             g.gfx_target = by_name.value_or("");
@@ -461,6 +465,17 @@ nlohmann::json report_facts_document(const ReportFacts& report) {
                 g.generic_target = Fact<std::string>::known(*gen, source);
             g.officially_supported = Fact<bool>::known(gfx_officially_supported(rg.gfx_target), source);
             apply_gfx_override(g, facts.env);
+            if (!g.gfx_override && !rg.shown_target.empty() && rg.shown_target != rg.gfx_target) {
+                // The runtime ran the chip as another target, so something overrode it; the
+                // report does not show the variable.
+                GfxOverride o;
+                o.variable = "(implied: the report shows " + rg.shown_target + " for this GPU)";
+                o.target = rg.shown_target;
+                o.relation = same_isa_family(rg.shown_target, rg.gfx_target) ? OverrideRelation::same_family
+                                                                              : OverrideRelation::cross_family;
+                g.gfx_override = std::move(o);
+                g.effective_gfx_target = Fact<std::string>::known(rg.shown_target, source);
+            }
         } else if (!rg.shown_target.empty()) {
             // The real chip is unknown (overridden and unnamed); what ran is known.
             g.effective_gfx_target = Fact<std::string>::known(rg.shown_target, source);
