@@ -31,7 +31,11 @@ Result<Root> Context::open_root() const {
     if (dir.empty())
         if (const char* env = std::getenv("RMCP_ROOT"); env && *env) dir = env;
     if (dir.empty()) dir = "/";
-    return Root::open(dir);
+    // Test-only: RMCP_TEST_RESOLVER=walk makes the CLI resolve with the user-space walk even
+    // where the kernel has openat2, so the hostile suite checks both (docs/security.md). Either
+    // is confined: the switch weakens nothing.
+    const char* resolver = std::getenv("RMCP_TEST_RESOLVER");
+    return Root::open(dir, resolver && std::string_view(resolver) == "walk" ? Resolver::walk : Resolver::automatic);
 }
 
 Style Context::style() const { return Style(use_color(options.color, STDOUT_FILENO)); }
