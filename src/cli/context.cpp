@@ -31,6 +31,10 @@ Result<Root> Context::open_root() const {
     if (dir.empty())
         if (const char* env = std::getenv("RMCP_ROOT"); env && *env) dir = env;
     if (dir.empty()) dir = "/";
+    return open_root_at(dir);
+}
+
+Result<Root> Context::open_root_at(const std::string& dir) const {
     // Test-only: RMCP_TEST_RESOLVER=walk makes the CLI resolve with the user-space walk even
     // where the kernel has openat2, so the hostile suite checks both (docs/security.md). Either
     // is confined: the switch weakens nothing.

@@ -33,6 +33,8 @@ public:
 
     // Opens --root (default "/"); prints the error and returns nullopt on failure.
     Result<Root> open_root() const;
+    // A Root at `dir` ("/": this machine, for paths the user names), with the same resolver.
+    Result<Root> open_root_at(const std::string& dir) const;
     [[nodiscard]] Style style() const;
     // Directory holding kb/ and other shipped data: $RMCP_DATA_DIR, else the source tree.
     [[nodiscard]] std::filesystem::path data_dir() const;

@@ -8,6 +8,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <filesystem>
 
 namespace rmcp::cli {
 
@@ -111,7 +112,13 @@ void add_scan_command(CLI::App& app, Context& ctx, Action& action) {
                 if (!root) return fail(ctx, root.error());
                 report = scan::scan_installations(*root, detect(*root), limits);
             } else {
-                report = scan::scan_paths(paths, limits);
+                // Named paths are paths on this machine (not under --root), resolved by the same
+                // Root as everything else.
+                auto live = ctx.open_root_at("/");
+                if (!live) return fail(ctx, live.error());
+                std::vector<std::string> absolute;
+                for (const auto& p : paths) absolute.push_back(std::filesystem::absolute(p).lexically_normal().string());
+                report = scan::scan_paths(*live, absolute, limits);
             }
             for (const auto& f : report.files)
                 for (const auto& w : f.warnings)
