@@ -1,0 +1,24 @@
+// run's time options (docs/run.md, "Signals, stalls, exit status"): finite seconds from 0 to
+// 30 days, anything else a usage error (1e10 once overflowed into an immediate "stall").
+#include "run/supervisor.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace rmcp;
+
+TEST(RunTimeOptions, AcceptsFiniteSecondsUpToThirtyDays) {
+    EXPECT_EQ(run::check_seconds("0").value(), 0.0);
+    EXPECT_EQ(run::check_seconds("0.25").value(), 0.25);
+    EXPECT_EQ(run::check_seconds(" 5 ").value(), 5.0);
+    EXPECT_EQ(run::check_seconds("2592000").value(), run::k_max_seconds);
+    EXPECT_EQ(run::check_seconds("1e3").value(), 1000.0);
+}
+
+TEST(RunTimeOptions, RefusesEverythingElse) {
+    for (const char* bad : {"", "-1", "-0.5", "2592000.5", "1e10", "9.3e9", "1e18", "1e99", "inf", "-inf", "nan",
+                            "NaN", "abc", "5s", "0x10p9"}) {
+        const auto r = run::check_seconds(bad);
+        ASSERT_FALSE(r.ok()) << bad;
+        EXPECT_EQ(r.error().code, ExitCode::usage) << bad;
+    }
+}
