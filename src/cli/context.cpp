@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <unistd.h>
 
@@ -67,7 +68,18 @@ Result<OutputFormat> Context::format(std::initializer_list<OutputFormat> allowed
 
 int fail(Context& ctx, const Error& error) {
     ctx.diag.error(error);
+    if (ctx.options.format == "json") {
+        fmt::print("{}\n", nlohmann::json{{"error", error_json(error)}}.dump(2));
+        std::fflush(stdout);
+    }
     return static_cast<int>(error.code);
+}
+
+nlohmann::json error_json(const Error& error) {
+    return {{"doing", error.doing},
+            {"path", error.path},
+            {"cause", error.cause},
+            {"exit_code", static_cast<int>(error.code)}};
 }
 
 }  // namespace rmcp::cli
