@@ -1,7 +1,6 @@
 """Nothing outside --root is read or written: scan, snapshot, patch's journal and rollback all
 resolve paths inside the root (docs/security.md, "Confinement")."""
 import json
-import os
 import pathlib
 import subprocess
 import sys

@@ -1,7 +1,6 @@
 """Journals are data from an untrusted place, and apply tells the truth about a failure
 (docs/patches.md, "Journal"; docs/security.md)."""
 import contextlib
-import json
 import os
 import pathlib
 import signal
@@ -9,7 +8,7 @@ import subprocess
 
 import pytest
 
-from conftest import tree_snapshot, write
+from conftest import write
 
 HOME = "/home/u"
 ENV_FILE = "home/u/.config/rmcp/profile.env"

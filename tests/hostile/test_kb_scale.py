@@ -1,11 +1,9 @@
 """A knowledge base of 10,000 signatures (docs/PERFORMANCE.md, "Large knowledge bases"): the
-Hyperscan database is compiled once and then read from the cache, and a damaged cache file
-only costs a compile. Timings are recorded (JUnit properties), never asserted."""
+Hyperscan database is compiled once and then read from the cache. Timings are recorded
+(JUnit properties), never asserted. What a damaged or foreign cache file does is checked
+in tests/unit/explain_db_cache_test.cpp, without the cost of compiling a large set."""
 import json
-import os
 import time
-
-import pytest
 
 from conftest import write
 
@@ -52,33 +50,3 @@ def test_ten_thousand_signatures_compile_once_then_come_from_the_cache(rmcp, tmp
     record_property("kb_10k_cold_s", round(cold_s, 3))
     record_property("kb_10k_warm_s", round(warm_s, 3))
     print(f"10,000 signatures: explain {cold_s:.2f} s compiling, {warm_s:.2f} s from the cache")
-
-
-
-def test_a_cache_file_of_another_knowledge_base_is_never_used(rmcp, tmp_path):
-    """Same file name (renamed by hand), other inputs: the stored inputs do not match."""
-    kb = tmp_path / "kb"
-    log = write(tmp_path / "train.log", "\n".join(make_kb(kb, entries=300)) + "\n")
-    cache = tmp_path / "cache"
-    env = {"XDG_CACHE_HOME": str(cache), "HOME": str(tmp_path)}
-    first = rmcp("--kb", kb, "explain", "--no-facts", "--format", "json", log, env=env, timeout=120)
-    files = list((cache / "rmcp").glob("*.hsdb"))
-    if not files:
-        pytest.skip("SKIPPED VISIBLY: this machine compiled 3,000 signatures in under 0.25 s, nothing was cached")
-    # Another kb (one signature changed) whose cache name is taken by the first file.
-    toml = kb / "synthetic-0001.toml"
-    toml.write_text(toml.read_text().replace("E00011 failed", "E00011 broke"))
-    second = rmcp("--kb", kb, "explain", "--no-facts", "--format", "json", log, env=env, timeout=120)
-    for f in list((cache / "rmcp").glob("*.hsdb")):
-        if f not in files:
-            os.replace(files[0], f)  # the old database under the new name
-    third = rmcp("--kb", kb, "explain", "--no-facts", "--format", "json", log, env=env, timeout=120)
-    assert third.stdout == second.stdout
-    assert json.loads(first.stdout)["problems"] != json.loads(second.stdout)["problems"]
-    # Damage in the database bytes: compiled again, same answer, the file rewritten.
-    cached = max((cache / "rmcp").glob("*.hsdb"), key=lambda f: f.stat().st_mtime_ns)
-    data = bytearray(cached.read_bytes())
-    data[-100] ^= 0xFF
-    cached.write_bytes(bytes(data))
-    damaged = rmcp("--kb", kb, "explain", "--no-facts", "--format", "json", log, env=env, timeout=120)
-    assert damaged.stdout == second.stdout

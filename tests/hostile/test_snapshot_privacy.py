@@ -179,3 +179,19 @@ def test_snapshot_of_this_machine_is_small_and_private(rmcp, tmp_path):
     for p in (tmp_path / "u").rglob("*"):
         if p.is_file() and not p.is_symlink():
             assert not p.read_bytes().startswith(b"\x7fELF"), p
+
+
+def test_an_error_recorded_behind_a_link_keeps_the_link(rmcp, tmp_path):
+    """An error in .rmcp-meta under /sys/class/drm/renderD128/device (a link into
+    /sys/devices): the snapshot keeps the link as a link, the directory where it leads, and
+    the error, so the unpacked tree gives the same facts."""
+    root = tmp_path / "root"
+    shutil.copytree(FIXTURES / "rx6800xt-gfx1030-rocm61", root, symlinks=True)
+    with open(root / ".rmcp-meta", "a") as f:
+        f.write("error /sys/class/drm/renderD128/device/mem_info_vram_total EACCES\n")
+    before = rmcp.json("detect", "--root", root)
+    archive = tmp_path / "s.tar.gz"
+    rmcp("--root", root, "snapshot", "-o", archive, check=0)
+    members = unpack(archive, tmp_path / "u")
+    assert members["sys/class/drm/renderD128"].issym()
+    assert rmcp.json("detect", "--root", tmp_path / "u") == before

@@ -78,7 +78,7 @@ public:
         // knows the errors and device nodes an unpacked snapshot or fixture carries in metadata.
         if (const auto err = m_root.recorded_error(recorded)) {
             m_plan.meta.push_back(fmt::format("error {} {}", recorded, errno_name(*err)));
-            keep_directory(parent_of(normalise_path(recorded)));
+            keep_directory_of(recorded);
             return;
         }
         const auto s = m_root.stat(recorded);
@@ -101,7 +101,7 @@ public:
             // /opt/rocm-X.Y.Z or a KFD node whose files all fail still shows up in a listing.
             if (w.error != ENOENT && w.error != ENOTDIR)
                 m_plan.meta.push_back(fmt::format("error {} {}", recorded, errno_name(w.error)));
-            keep_directory(w.resolved);
+            if (!proc_self) keep_directory(w.resolved);
             return;
         }
         const std::string path = proc_self ? recorded : w.resolved;
@@ -158,6 +158,17 @@ private:
     // Adds `dir` (a resolved directory) unless it is the root itself.
     void keep_directory(const std::string& dir) {
         if (dir != "/" && !dir.empty()) m_plan.directories.insert(dir);
+    }
+
+    // Keeps the directory holding `path` as it really is (through the links on the way,
+    // which are kept as links), or the deepest one that exists.
+    void keep_directory_of(const std::string& path) {
+        if (path.starts_with("/proc/self/")) return;
+        const LinkObserver observer = [&](const std::string& link, const std::string& target) {
+            m_plan.links.emplace(link, target);
+        };
+        const auto w = m_root.walk(parent_of(normalise_path(path)), O_PATH, LinkPolicy::follow, &observer);
+        keep_directory(w.resolved);
     }
 
     // Whether the directory can be listed (EACCES on a directory detect lists is a fact).
