@@ -4,6 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <limits>
+#include <unistd.h>
+
 using namespace rmcp;
 
 TEST(RunTimeOptions, AcceptsFiniteSecondsUpToThirtyDays) {
@@ -20,5 +24,27 @@ TEST(RunTimeOptions, RefusesEverythingElse) {
         const auto r = run::check_seconds(bad);
         ASSERT_FALSE(r.ok()) << bad;
         EXPECT_EQ(r.error().code, ExitCode::usage) << bad;
+    }
+}
+
+// The library clamps what the CLI would refuse: no value reaches the conversion to
+// milliseconds out of range (undefined behaviour, UBSan in the asan preset), and a huge
+// stall timeout never turns into an immediate "stall".
+TEST(RunTimeOptions, TheSupervisorClampsOutOfRangeValues) {
+    for (const double bad : {1e10, 1e18, std::numeric_limits<double>::infinity(), std::numeric_limits<double>::quiet_NaN()}) {
+        run::RunOptions o;
+        o.argv = {"sh", "-c", "sleep 0.2; echo healthy"};
+        o.plan.push_back(run::Rung{});
+        o.stall_timeout_s = bad;
+        o.kill_grace_s = bad;
+        const int devnull = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+        o.out_fd = devnull;
+        o.err_fd = devnull;
+        Diagnostics diag(stderr, Verbosity::quiet);
+        const auto result = run::supervise(o, diag);
+        ::close(devnull);
+        ASSERT_EQ(result.attempts.size(), 1U);
+        EXPECT_FALSE(result.attempts[0].stalled) << bad;
+        EXPECT_EQ(result.exit_code, 0) << bad;
     }
 }
