@@ -366,7 +366,7 @@ WalkResult Root::walk(std::string_view path, int flags, LinkPolicy links, const 
                 if (!reads_content(flags)) {
                     // O_PATH: the object itself (a link when keep_last stopped at one).
                     out.fd = std::move(fd);
-                    return std::move(out);
+                    return out;
                 }
                 if (S_ISLNK(st.st_mode)) return fail(ELOOP, std::move(comp), todo);  // as O_NOFOLLOW says
                 if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) return fail(EINVAL, std::move(comp), todo);
@@ -385,7 +385,7 @@ WalkResult Root::walk(std::string_view path, int flags, LinkPolicy links, const 
                     break;
                 }
                 out.fd = std::move(real);
-                return std::move(out);
+                return out;
             }
             if (!S_ISDIR(st.st_mode)) return fail(ENOTDIR, std::move(comp), todo);
             dirs.push_back(std::move(fd));
@@ -396,10 +396,10 @@ WalkResult Root::walk(std::string_view path, int flags, LinkPolicy links, const 
         out.resolved = join(names);
         out.fd = UniqueFd(::openat(cur(), ".", flags | O_CLOEXEC));
         if (!out.fd) out.error = errno;
-        return std::move(out);
+        return out;
     }
     out.error = EAGAIN;  // the tree kept changing under the walk
-    return std::move(out);
+    return out;
 }
 
 Result<UniqueFd> Root::open_fd(std::string_view path, int flags, LinkPolicy links) const {
