@@ -284,11 +284,14 @@ std::string Root::host_path(std::string_view path) const {
 
 Result<UniqueFd> Root::open_with_openat2(std::string_view path, int flags, LinkPolicy links, bool& unsupported) const {
     open_how how{};
-    how.flags = static_cast<std::uint64_t>(flags | O_CLOEXEC | (links == LinkPolicy::keep_last ? O_NOFOLLOW : 0));
-    how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS | (links == LinkPolicy::refuse ? RESOLVE_NO_SYMLINKS : 0);
-    std::string rel(path);
-    while (!rel.empty() && rel.front() == '/') rel.erase(0, 1);
-    if (rel.empty()) rel = ".";
+    const unsigned open_flags =
+        static_cast<unsigned>(flags | O_CLOEXEC | (links == LinkPolicy::keep_last ? O_NOFOLLOW : 0));
+    const unsigned resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS | (links == LinkPolicy::refuse ? RESOLVE_NO_SYMLINKS : 0U);
+    how.flags = open_flags;
+    how.resolve = resolve;
+    std::string_view relative = path;
+    while (!relative.empty() && relative.front() == '/') relative.remove_prefix(1);
+    const std::string rel = relative.empty() ? std::string(".") : std::string(relative);
     for (int attempt = 0;; ++attempt) {
         const long fd = sys_openat2(m_base_fd->get(), rel.c_str(), &how);
         if (fd >= 0) {
