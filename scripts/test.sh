@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The one test command (README, .ci/run): sets up if needed, then runs every suite —
-# unit tests (GoogleTest via CTest), CLI tests against the real binary (pytest), Python
-# tests (pytest), the same unit and CLI tests under ASan+UBSan, and a short fuzz run of
-# every parser — and ends with one line: "N passed, N failed[, N skipped]".
+# unit tests (GoogleTest via CTest), CLI tests against the real binary (pytest), the
+# hostile-input suite (tests/hostile, docs/security.md), Python tests (pytest), the same
+# unit, CLI and hostile tests under ASan+UBSan, and a short fuzz run of every parser — and
+# ends with one line: "N passed, N failed[, N skipped]".
 #
 #   scripts/test.sh            everything
 #   RMCP_TEST_FAST=1 scripts/test.sh   skip the sanitizer build and the fuzz smoke run
@@ -25,6 +26,12 @@ pytest_dirs=(tests/cli)
 [[ -d tests/python ]] && pytest_dirs+=(tests/python)
 "$PY" -m pytest -q -p no:cacheprovider --junitxml="$RESULTS/pytest.xml" "${pytest_dirs[@]}" >&2 || failures=1
 
+step "hostile-input tests"
+# Its own run: its conftest is another module named conftest. Run as root, it also mounts
+# small tmpfs file systems (full disk, read-only directory); otherwise those tests are
+# reported as skipped.
+"$PY" -m pytest -q -rs -p no:cacheprovider --junitxml="$RESULTS/hostile.xml" tests/hostile >&2 || failures=1
+
 if [[ -z "${RMCP_TEST_FAST:-}" ]]; then
   step "ASan+UBSan build: unit and CLI tests"
   if cmake --preset asan >/dev/null && cmake --build build-asan -j"$(nproc)" >&2; then
@@ -32,6 +39,8 @@ if [[ -z "${RMCP_TEST_FAST:-}" ]]; then
       --output-junit "$PWD/$RESULTS/unit-asan.xml" -j2 >&2 || failures=1
     RMCP_BUILD_DIR=build-asan "$PY" -m pytest -q -p no:cacheprovider \
       --junitxml="$RESULTS/cli-asan.xml" tests/cli >&2 || failures=1
+    RMCP_BUILD_DIR=build-asan "$PY" -m pytest -q -rs -p no:cacheprovider \
+      --junitxml="$RESULTS/hostile-asan.xml" tests/hostile >&2 || failures=1
   else
     echo "rmcp test: ASan build failed" >&2; failures=1
   fi

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <unistd.h>
 
@@ -31,7 +32,15 @@ Result<Root> Context::open_root() const {
     if (dir.empty())
         if (const char* env = std::getenv("RMCP_ROOT"); env && *env) dir = env;
     if (dir.empty()) dir = "/";
-    return Root::open(dir);
+    return open_root_at(dir);
+}
+
+Result<Root> Context::open_root_at(const std::string& dir) const {
+    // Test-only: RMCP_TEST_RESOLVER=walk makes the CLI resolve with the user-space walk even
+    // where the kernel has openat2, so the hostile suite checks both (docs/security.md). Either
+    // is confined: the switch weakens nothing.
+    const char* resolver = std::getenv("RMCP_TEST_RESOLVER");
+    return Root::open(dir, resolver && std::string_view(resolver) == "walk" ? Resolver::walk : Resolver::automatic);
 }
 
 Style Context::style() const { return Style(use_color(options.color, STDOUT_FILENO)); }
@@ -59,7 +68,18 @@ Result<OutputFormat> Context::format(std::initializer_list<OutputFormat> allowed
 
 int fail(Context& ctx, const Error& error) {
     ctx.diag.error(error);
+    if (ctx.options.format == "json") {
+        fmt::print("{}\n", nlohmann::json{{"error", error_json(error)}}.dump(2));
+        std::fflush(stdout);
+    }
     return static_cast<int>(error.code);
+}
+
+nlohmann::json error_json(const Error& error) {
+    return {{"doing", error.doing},
+            {"path", error.path},
+            {"cause", error.cause},
+            {"exit_code", static_cast<int>(error.code)}};
 }
 
 }  // namespace rmcp::cli

@@ -7,6 +7,7 @@
 #include "util/diag.hpp"
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include <filesystem>
 #include <functional>
@@ -33,6 +34,8 @@ public:
 
     // Opens --root (default "/"); prints the error and returns nullopt on failure.
     Result<Root> open_root() const;
+    // A Root at `dir` ("/": this machine, for paths the user names), with the same resolver.
+    Result<Root> open_root_at(const std::string& dir) const;
     [[nodiscard]] Style style() const;
     // Directory holding kb/ and other shipped data: $RMCP_DATA_DIR, else the source tree.
     [[nodiscard]] std::filesystem::path data_dir() const;
@@ -57,7 +60,10 @@ void add_snapshot_command(CLI::App& app, Context& ctx, Action& action);
 // The manual page, rendered from the same CLI11 definitions as --help.
 std::string render_manpage(const CLI::App& app);
 
-// Prints an error in the one message shape and returns its exit code.
+// Prints an error in the one message shape and returns its exit code. With --format json
+// it is also one {"error": {...}} object on stdout (docs/exit-codes.md, "Errors as data").
 int fail(Context& ctx, const Error& error);
+// {"doing", "path", "cause", "exit_code"}: the error object of --format json.
+nlohmann::json error_json(const Error& error);
 
 }  // namespace rmcp::cli

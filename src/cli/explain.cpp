@@ -49,10 +49,10 @@ int explain(Context& ctx, const ExplainOptions& opts) {
 
     explain::DiagnosisBuilder builder(kb->entries, *set);
     explain::ExplainReport report;
-    std::optional<ExitCode> failure;
+    std::optional<Error> failure;
     auto note_failure = [&](const Error& e) {
         ctx.diag.error(e);
-        if (!failure) failure = e.code;
+        if (!failure) failure = e;
     };
 
     for (const auto& path : inputs) {
@@ -66,7 +66,8 @@ int explain(Context& ctx, const ExplainOptions& opts) {
             (void)scanner.finish();  // keep what was recognised before the failure
         }
         builder.add_counts(source, scanner);
-        report.inputs.push_back({source, scanner.bytes(), scanner.lines(), status.ok()});
+        report.inputs.push_back({source, scanner.bytes(), scanner.lines(), status.ok(),
+                                 status.ok() ? std::string() : status.error().message()});
     }
 
     if (opts.kernel_log) {
@@ -80,7 +81,8 @@ int explain(Context& ctx, const ExplainOptions& opts) {
             if (status) status = scanner.finish();
             if (!status) note_failure(status.error());
             builder.add_counts(source, scanner);
-            report.inputs.push_back({source, scanner.bytes(), scanner.lines(), status.ok()});
+            report.inputs.push_back({source, scanner.bytes(), scanner.lines(), status.ok(),
+                                     status.ok() ? std::string() : status.error().message()});
         }
     }
 
@@ -106,12 +108,16 @@ int explain(Context& ctx, const ExplainOptions& opts) {
                                     opts.all_matches ? explain::FamilyEntries::keep_all
                                                      : explain::FamilyEntries::drop_covered);
 
-    if (*format == OutputFormat::json)
-        fmt::print("{}\n", explain::render_json(report).dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
+    if (*format == OutputFormat::json) {
+        auto out = explain::render_json(report);
+        // The failure is part of the one JSON document (docs/exit-codes.md, "Errors as data").
+        if (failure) out["error"] = error_json(*failure);
+        fmt::print("{}\n", out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
+    }
     else if (!ctx.options.quiet || !report.diagnoses.empty())
         fmt::print("{}", explain::render_text(report, ctx.style()));
 
-    if (failure) return static_cast<int>(*failure);
+    if (failure) return static_cast<int>(failure->code);
     return static_cast<int>(report.diagnoses.empty() ? ExitCode::findings : ExitCode::success);
 }
 

@@ -310,10 +310,21 @@ int do_apply(Context& ctx, const PatchOptions& po) {
     return 0;
 }
 
+// A corrupt journal is reported wherever transactions are listed, and skipped.
+void warn_corrupt(Context& ctx, const Root& root, const std::vector<patch::Transaction>& all) {
+    for (const auto& t : all)
+        if (!t.corrupt.empty())
+            ctx.diag.warning(fmt::format("reading journal {}: {}; that transaction is skipped",
+                                         root.host_path(t.journal_dir + "/journal.json"), t.corrupt));
+}
+
 int do_rollback(Context& ctx, const PatchOptions& po) {
+    const auto format = ctx.format({OutputFormat::text, OutputFormat::json});
+    if (!format) return fail(ctx, format.error());
     auto root = ctx.open_root();
     if (!root) return fail(ctx, root.error());
     const auto options = apply_options(*root);
+    if (auto all = patch::list_transactions(*root, options.env)) warn_corrupt(ctx, *root, *all);
     auto done = patch::rollback(*root, po.txn.empty() ? std::nullopt : std::optional<std::string>(po.txn), options);
     if (!done) return fail(ctx, done.error());
     if (!*done) {
@@ -334,7 +345,9 @@ int do_status(Context& ctx) {
     const auto env = process_env();
     auto all = patch::list_transactions(*root, env);
     if (!all) return fail(ctx, all.error());
+    warn_corrupt(ctx, *root, *all);
     const auto state_word = [](const patch::Transaction& t) -> std::string {
+        if (!t.corrupt.empty()) return "corrupt";
         if (t.interrupted()) return "interrupted";
         if (t.in_progress) return "in-progress";
         if (t.state == patch::TxnState::rolled_back && t.failed) return "failed-rolled-back";
@@ -350,6 +363,7 @@ int do_status(Context& ctx) {
                             {"patches", t.patches},
                             {"created", t.created},
                             {"journal", root->host_path(t.journal_dir)},
+                            {"error", t.corrupt.empty() ? nlohmann::json(nullptr) : nlohmann::json(t.corrupt)},
                             {"targets", targets}});
         }
         fmt::print("{}\n", nlohmann::json{{"schema_version", 1}, {"transactions", txns}}.dump(2));
@@ -365,6 +379,9 @@ int do_status(Context& ctx) {
         if (t.interrupted())
             fmt::print("    interrupted: run `rmcp patch rollback {}` to restore every file (journal {})\n", t.id,
                        root->host_path(t.journal_dir));
+        if (!t.corrupt.empty())
+            fmt::print("    corrupt journal {}: {}; it is not trusted and is skipped\n",
+                       root->host_path(t.journal_dir + "/journal.json"), t.corrupt);
     }
     return 0;
 }

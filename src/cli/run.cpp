@@ -33,8 +33,8 @@ struct RunArgs {
     std::string fallback = "none";
     std::string log;
     std::string report;
-    double stall_timeout = 0;
-    double kill_grace = 5;
+    std::string stall_timeout = "0";
+    std::string kill_grace = "5";
     bool pty = false;
     bool trace_alloc = false;
     std::vector<std::string> command;  // after --
@@ -91,9 +91,15 @@ int run_command(Context& ctx, const RunArgs& args, const std::vector<std::string
     if (command.empty())
         return fail(ctx, Error{"parsing arguments", "", "rmcp run needs a command: rmcp run [OPTIONS] -- CMD ARGS...",
                                ExitCode::usage});
-    if (args.stall_timeout < 0 || args.kill_grace < 0)
-        return fail(ctx, Error{"parsing arguments", "", "--stall-timeout and --kill-grace take seconds >= 0",
-                               ExitCode::usage});
+    const auto format = ctx.format({OutputFormat::text, OutputFormat::json});
+    if (!format) return fail(ctx, format.error());
+    // Finite seconds from 0 to 30 days: 1e10, inf or nan once killed a healthy child at once.
+    const auto stall_timeout = run::check_seconds(args.stall_timeout);
+    if (!stall_timeout)
+        return fail(ctx, Error{"parsing --stall-timeout", args.stall_timeout, stall_timeout.error().cause, ExitCode::usage});
+    const auto kill_grace = run::check_seconds(args.kill_grace);
+    if (!kill_grace)
+        return fail(ctx, Error{"parsing --kill-grace", args.kill_grace, kill_grace.error().cause, ExitCode::usage});
     auto root = ctx.open_root();
     if (!root) return fail(ctx, root.error());
     auto user_env = read_user_env(*root);
@@ -131,8 +137,8 @@ int run_command(Context& ctx, const RunArgs& args, const std::vector<std::string
     options.argv = command;
     options.terminal = args.pty ? run::Terminal::pty : run::Terminal::pipes;
     options.log_path = args.log;
-    options.stall_timeout_s = args.stall_timeout;
-    options.kill_grace_s = args.kill_grace;
+    options.stall_timeout_s = *stall_timeout;
+    options.kill_grace_s = *kill_grace;
     options.watcher = run::kb_watcher_factory(ctx.kb_dir());
 
     const run::RunResult result = run::supervise(options, ctx.diag);
@@ -175,15 +181,20 @@ void add_run_command(CLI::App& app, Context& ctx, Action& action) {
                     "$XDG_STATE_HOME/rmcp/incidents/)")
         ->type_name("FILE");
     cmd->add_option("--stall-timeout", args.stall_timeout,
-                    "Seconds without output after which the run is a suspected GPU hang and is stopped (0: never)")
+                    "Seconds without output after which the run is a suspected GPU hang and is stopped (0: never; "
+                    "at most 30 days)")
         ->type_name("S");
-    cmd->add_option("--kill-grace", args.kill_grace, "Seconds between SIGTERM and SIGKILL when stopping a stalled run")
+    cmd->add_option("--kill-grace", args.kill_grace,
+                    "Seconds between SIGTERM and SIGKILL when stopping a stalled run, and between forwarding "
+                    "SIGTERM/SIGHUP and ending (default 5; at most 30 days)")
         ->type_name("S");
     cmd->add_flag("--pty", args.pty, "Give the child pseudo-terminals for stdout and stderr (progress bars)");
     cmd->add_flag("--trace-alloc", args.trace_alloc,
                   "Preload librmcp_preload.so (RMCP_ALLOC=trace) and put its summary in the report");
     cmd->footer("Everything after -- is the command, run without a shell. Exit status: the command's, 128+N when\n"
-                "it died of signal N; 127/126 when it cannot be started. See docs/run.md.");
+                "it died of signal N; 127/126 when it cannot be started; 128+N when SIGTERM or SIGHUP reached rmcp\n"
+                "and the run was still going --kill-grace later. After the command exits, its output is relayed\n"
+                "for at most 2 s more (processes it left running are named in the report). See docs/run.md.");
     // Options stop at the command: `rmcp run python -u train.py` leaves -u to python.
     cmd->prefix_command();
     cmd->add_option("command", args.command, "The command and its arguments")->type_name("CMD ARGS...");

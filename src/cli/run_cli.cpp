@@ -64,6 +64,9 @@ int run(int argc, char** argv) {
     help->add_flag("--man", man, "Print the manual page (roff), generated from these definitions");
     help->callback([&] {
         action = [&] {
+            // Every command checks --format, so a misspelt one is never ignored (exit 2).
+            if (const auto format = ctx.format({OutputFormat::text, OutputFormat::json}); !format)
+                return fail(ctx, format.error());
             if (man) {
                 fmt::print("{}", render_manpage(app));
                 return 0;
@@ -91,10 +94,18 @@ int run(int argc, char** argv) {
     } catch (const CLI::CallForVersion& e) {
         return app.exit(e);
     } catch (const CLI::ParseError& e) {
-        ctx.diag.error(Error{"parsing arguments", "", e.what(), ExitCode::usage});
+        // Parsing stopped part-way: --format may not have been read yet, so look for it.
+        for (int i = 1; i < argc; ++i) {
+            const std::string_view a = argv[i];
+            if (a == "--") break;
+            if (a == "--format=json" || (a == "--format" && i + 1 < argc && std::string_view(argv[i + 1]) == "json"))
+                ctx.options.format = "json";
+        }
+        const int code = fail(ctx, Error{"parsing arguments", "", e.what(), ExitCode::usage});
         fmt::print(stderr, "Run 'rmcp --help' for usage.\n");
-        return static_cast<int>(ExitCode::usage);
+        return code;
     }
+
     ctx.options.color = color == "always" ? ColorMode::always : color == "never" ? ColorMode::never : ColorMode::automatic;
     ctx.diag.set_verbosity(ctx.options.quiet ? Verbosity::quiet
                                              : ctx.options.verbose ? Verbosity::verbose : Verbosity::normal);
