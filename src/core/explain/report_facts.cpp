@@ -79,15 +79,10 @@ const std::vector<LineProbe>& probes() {
 // Source ranks for GPUs: the most complete per-agent list wins.
 enum GpuRank { k_rocminfo = 0, k_amdsmi, k_rocmsmi, k_radv, k_collect_env, k_torch, k_ollama, k_template };
 
-std::optional<std::string> first_match(const std::string& text, const std::regex& re, int group = 1) {
+std::optional<std::string> first_match(const std::string& text, const std::regex& re, std::size_t group = 1) {
     std::smatch m;
     if (std::regex_search(text, m, re)) return m[group].str();
     return std::nullopt;
-}
-
-const std::regex& version_re() {
-    static const std::regex re(R"((\d+\.\d+(?:\.\d+)?))");
-    return re;
 }
 
 std::string value_after(const std::string& line, std::string_view key) {
