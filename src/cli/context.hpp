@@ -34,7 +34,8 @@ public:
     // Opens --root (default "/"); prints the error and returns nullopt on failure.
     Result<Root> open_root() const;
     [[nodiscard]] Style style() const;
-    // Directory holding kb/ and other shipped data: $RMCP_DATA_DIR, else the source tree.
+    // Directory holding kb/ and other shipped data: ../share/rmcp beside the installed binary,
+    // else $RMCP_DATA_DIR, else the source tree (install_paths.hpp).
     [[nodiscard]] std::filesystem::path data_dir() const;
     [[nodiscard]] std::filesystem::path kb_dir() const;
 
@@ -53,9 +54,12 @@ void add_env_command(CLI::App& app, Context& ctx, Action& action);
 void add_run_command(CLI::App& app, Context& ctx, Action& action);
 void add_probe_command(CLI::App& app, Context& ctx, Action& action);
 void add_snapshot_command(CLI::App& app, Context& ctx, Action& action);
+void add_completions_command(CLI::App& app, Context& ctx, Action& action);
 
 // The manual page, rendered from the same CLI11 definitions as --help.
 std::string render_manpage(const CLI::App& app);
+// A completion script for "bash", "zsh" or "fish", from the same definitions.
+std::string render_completions(CLI::App& app, std::string_view shell);
 
 // Prints an error in the one message shape and returns its exit code.
 int fail(Context& ctx, const Error& error);

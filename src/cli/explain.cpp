@@ -1,5 +1,6 @@
 // `rmcp explain [FILE...|-] [--kernel-log]`: recognise known failures in logs.
 #include "context.hpp"
+#include "json_output.hpp"
 
 #include "detect/detect.hpp"
 #include "explain/diagnose.hpp"
@@ -104,7 +105,7 @@ int explain(Context& ctx, const ExplainOptions& opts) {
     report.diagnoses = builder.rank(applies, report.reporter ? &facts : nullptr);
 
     if (*format == OutputFormat::json)
-        fmt::print("{}\n", explain::render_json(report).dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
+        fmt::print("{}", json_output(ctx, explain::render_json(report)));
     else if (!ctx.options.quiet || !report.diagnoses.empty())
         fmt::print("{}", explain::render_text(report, ctx.style()));
 

@@ -1,6 +1,7 @@
 // `rmcp scan [PATH...]`: the GPU targets libraries really contain, and whether each GPU's
 // effective target is among them (docs/scan.md).
 #include "context.hpp"
+#include "json_output.hpp"
 
 #include "detect/detect.hpp"
 #include "scan/coverage.hpp"
@@ -116,7 +117,7 @@ void add_scan_command(CLI::App& app, Context& ctx, Action& action) {
             for (const auto& f : report.files)
                 for (const auto& w : f.warnings)
                     ctx.diag.warning(fmt::format("scanning {} at offset {}: {}", f.path, w.offset, w.message));
-            if (*format == OutputFormat::json) fmt::print("{}\n", scan::scan_report_json(report).dump(2));
+            if (*format == OutputFormat::json) fmt::print("{}", json_output(ctx, scan::scan_report_json(report)));
             else print_report_text(report, installations, ctx.options.verbose, ctx.style());
             for (const auto& p : report.problems) ctx.diag.error(Error{"scanning", p, "", ExitCode::usage});
             return report.problems.empty() || installations ? 0 : static_cast<int>(ExitCode::usage);

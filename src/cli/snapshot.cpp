@@ -1,5 +1,6 @@
 // `rmcp snapshot -o FILE.tar.gz`: the support bundle that doubles as a test fixture.
 #include "context.hpp"
+#include "json_output.hpp"
 
 #include "snapshot/snapshot.hpp"
 
@@ -17,7 +18,9 @@ void add_snapshot_command(CLI::App& app, Context& ctx, Action& action) {
         action = [&] {
             auto root = ctx.open_root();
             if (!root) return fail(ctx, root.error());
-            auto summary = write_snapshot(*root, output);
+            nlohmann::json stamp = nlohmann::json::object();
+            stamp_versions(ctx, stamp);
+            auto summary = write_snapshot(*root, output, stamp);
             if (!summary) return fail(ctx, summary.error());
             ctx.diag.verbose(fmt::format("wrote {}: {} files, {} links, {} directories, {} metadata records", output,
                                          summary->files, summary->links, summary->directories,

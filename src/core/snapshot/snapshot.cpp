@@ -206,7 +206,7 @@ private:
 
 }  // namespace
 
-Result<SnapshotSummary> write_snapshot(const Root& root, const fs::path& output) {
+Result<SnapshotSummary> write_snapshot(const Root& root, const fs::path& output, const nlohmann::json& stamp) {
     root.start_recording();
     const Facts facts = detect(root);
     Plan plan;
@@ -225,7 +225,9 @@ Result<SnapshotSummary> write_snapshot(const Root& root, const fs::path& output)
         std::string meta = "# rmcp snapshot metadata: what a plain file tree cannot hold\n";
         for (const auto& m : plan.meta) meta += m + "\n";
         w.file(std::string(Root::k_meta_file), meta, 0644);
-        w.file("/facts.json", facts_to_json(facts).dump(2) + "\n", 0644);
+        auto facts_doc = facts_to_json(facts);
+        facts_doc.update(stamp);
+        w.file("/facts.json", facts_doc.dump(2) + "\n", 0644);
         if (!w.close()) return Error{"writing snapshot", output.string(), w.error(), ExitCode::environment};
     }
     if (auto st = write_file_atomic(output.string(), bytes); !st) return st.error();

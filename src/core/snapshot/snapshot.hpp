@@ -7,6 +7,8 @@
 #include "root/root.hpp"
 #include "util/error.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include <filesystem>
 #include <string>
 
@@ -20,6 +22,8 @@ struct SnapshotSummary {
 };
 
 // Runs detect on `root` while recording, then writes FILE.tar.gz atomically (temp + rename).
-Result<SnapshotSummary> write_snapshot(const Root& root, const std::filesystem::path& output);
+// `stamp`: keys added to facts.json (the CLI's rmcp_version and kb_version).
+Result<SnapshotSummary> write_snapshot(const Root& root, const std::filesystem::path& output,
+                                       const nlohmann::json& stamp = nlohmann::json::object());
 
 }  // namespace rmcp
