@@ -11,6 +11,7 @@ import subprocess
 
 import pytest
 
+from conftest import BUILD
 
 
 def section(help_text, title):
@@ -130,3 +131,8 @@ def test_man_page_has_every_option_of_every_command(rmcp, tree):
         if len(path) == 2:
             assert f".B {path[0]} {path[1]}\n" in page, path
 
+
+def test_built_completion_files_are_the_binarys(rmcp):
+    """The build writes the files it installs (cmake/Install.cmake) with the same binary."""
+    for shell, name in (("bash", "bash/rmcp"), ("zsh", "zsh/_rmcp"), ("fish", "fish/rmcp.fish")):
+        assert (BUILD / "shell-files" / name).read_bytes() == rmcp("completions", shell, check=0).stdout, shell
