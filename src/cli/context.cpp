@@ -1,14 +1,12 @@
 #include "context.hpp"
 
+#include "install_paths.hpp"
+
 #include <fmt/format.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <unistd.h>
-
-#ifndef RMCP_DEFAULT_DATA_DIR
-#define RMCP_DEFAULT_DATA_DIR "."
-#endif
 
 namespace rmcp::cli {
 
@@ -45,10 +43,7 @@ Result<Root> Context::open_root_at(const std::string& dir) const {
 
 Style Context::style() const { return Style(use_color(options.color, STDOUT_FILENO)); }
 
-std::filesystem::path Context::data_dir() const {
-    if (const char* env = std::getenv("RMCP_DATA_DIR"); env && *env) return env;
-    return RMCP_DEFAULT_DATA_DIR;
-}
+std::filesystem::path Context::data_dir() const { return shipped_data_dir(); }
 
 std::filesystem::path Context::kb_dir() const {
     if (!options.kb_dir.empty()) return options.kb_dir;

@@ -37,7 +37,8 @@ public:
     // A Root at `dir` ("/": this machine, for paths the user names), with the same resolver.
     Result<Root> open_root_at(const std::string& dir) const;
     [[nodiscard]] Style style() const;
-    // Directory holding kb/ and other shipped data: $RMCP_DATA_DIR, else the source tree.
+    // Directory holding kb/ and other shipped data: ../share/rmcp beside the installed binary,
+    // else $RMCP_DATA_DIR, else the source tree (install_paths.hpp).
     [[nodiscard]] std::filesystem::path data_dir() const;
     [[nodiscard]] std::filesystem::path kb_dir() const;
 
@@ -56,9 +57,12 @@ void add_env_command(CLI::App& app, Context& ctx, Action& action);
 void add_run_command(CLI::App& app, Context& ctx, Action& action);
 void add_probe_command(CLI::App& app, Context& ctx, Action& action);
 void add_snapshot_command(CLI::App& app, Context& ctx, Action& action);
+void add_completions_command(CLI::App& app, Context& ctx, Action& action);
 
 // The manual page, rendered from the same CLI11 definitions as --help.
 std::string render_manpage(const CLI::App& app);
+// A completion script for "bash", "zsh" or "fish", from the same definitions.
+std::string render_completions(CLI::App& app, std::string_view shell);
 
 // Prints an error in the one message shape and returns its exit code. With --format json
 // it is also one {"error": {...}} object on stdout (docs/exit-codes.md, "Errors as data").

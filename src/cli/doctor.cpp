@@ -1,6 +1,7 @@
 // `rmcp doctor`: the knowledge base evaluated on detect's facts (kb/doctor.hpp) plus the
 // `libraries` coverage facts of a headers-only scan (scan/coverage.hpp, docs/scan.md).
 #include "context.hpp"
+#include "json_output.hpp"
 
 #include "detect/detect.hpp"
 #include "facts/facts_json.hpp"
@@ -52,7 +53,7 @@ void add_doctor_command(CLI::App& app, Context& ctx, Action& action) {
                 report.notes.emplace_back("library coverage not checked (--no-scan): code-object rules used "
                                           "version checks");
             switch (*format) {
-            case OutputFormat::json: fmt::print("{}\n", doctor_to_json(report).dump(2)); break;
+            case OutputFormat::json: fmt::print("{}", json_output(ctx, doctor_to_json(report))); break;
             case OutputFormat::prometheus: {
                 const auto now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch());
                 fmt::print("{}", render_doctor_prometheus(report, now.count()));

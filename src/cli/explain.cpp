@@ -1,5 +1,6 @@
 // `rmcp explain [FILE...|-] [--kernel-log]`: recognise known failures in logs.
 #include "context.hpp"
+#include "json_output.hpp"
 
 #include "detect/detect.hpp"
 #include "explain/diagnose.hpp"
@@ -112,7 +113,7 @@ int explain(Context& ctx, const ExplainOptions& opts) {
         auto out = explain::render_json(report);
         // The failure is part of the one JSON document (docs/exit-codes.md, "Errors as data").
         if (failure) out["error"] = error_json(*failure);
-        fmt::print("{}\n", out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
+        fmt::print("{}", json_output(ctx, std::move(out)));
     }
     else if (!ctx.options.quiet || !report.diagnoses.empty())
         fmt::print("{}", explain::render_text(report, ctx.style()));

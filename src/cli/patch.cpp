@@ -2,6 +2,7 @@
 // manager (SPEC.md "The patch manager"; docs/patches.md). Parses, calls the library
 // (src/core/patch/), renders.
 #include "context.hpp"
+#include "json_output.hpp"
 
 #include "detect/detect.hpp"
 #include "facts/facts.hpp"
@@ -172,7 +173,7 @@ int do_list(Context& ctx, const PatchOptions& po) {
     if (*format == OutputFormat::json) {
         nlohmann::json out{{"schema_version", 1}, {"patches", nlohmann::json::array()}};
         for (const auto& p : set->patches) out["patches"].push_back(patch_json(p));
-        fmt::print("{}\n", out.dump(2));
+        fmt::print("{}", json_output(ctx, out));
         return 0;
     }
     std::size_t width = 2;
@@ -194,7 +195,7 @@ int do_show(Context& ctx, const PatchOptions& po) {
     if (*format == OutputFormat::json) {
         auto j = patch_json(*p);
         j["schema_version"] = 1;
-        fmt::print("{}\n", j.dump(2));
+        fmt::print("{}", json_output(ctx, j));
         return 0;
     }
     fmt::print("{}: {}\n\nwhy:        {}\ncost:       {}\nevidence:   {}\nreversible: {}\n", p->id, p->title, p->why,
@@ -248,7 +249,7 @@ int do_plan(Context& ctx, const PatchOptions& po) {
         if (!s.target.empty())
             if (auto t = patch::resolve_target(*root, s.target, env); !t) return fail(ctx, t.error());
     if (*format == OutputFormat::json)
-        fmt::print("{}\n", plan_json(*plan).dump(2));
+        fmt::print("{}", json_output(ctx, plan_json(*plan)));
     else
         fmt::print("{}", patch::render_plan(*plan));
     return 0;
@@ -295,7 +296,7 @@ int do_apply(Context& ctx, const PatchOptions& po) {
                            {"written", outcome->written},
                            {"skipped", outcome->skipped},
                            {"advisory", advisories(*plan)}};
-        fmt::print("{}\n", out.dump(2));
+        fmt::print("{}", json_output(ctx, out));
         return 0;
     }
     if (outcome->txn_id.empty())
@@ -366,7 +367,7 @@ int do_status(Context& ctx) {
                             {"error", t.corrupt.empty() ? nlohmann::json(nullptr) : nlohmann::json(t.corrupt)},
                             {"targets", targets}});
         }
-        fmt::print("{}\n", nlohmann::json{{"schema_version", 1}, {"transactions", txns}}.dump(2));
+        fmt::print("{}", json_output(ctx, nlohmann::json{{"schema_version", 1}, {"transactions", txns}}));
         return 0;
     }
     if (all->empty()) {

@@ -1,6 +1,7 @@
 // `rmcp probe`: the convolution suite, one child process per (scenario, configuration),
 // and --bisect over the workaround switches (docs/probe.md).
 #include "context.hpp"
+#include "json_output.hpp"
 
 #include "detect/detect.hpp"
 #include "explain/matcher.hpp"
@@ -178,7 +179,7 @@ int run_probe(Context& ctx, const ProbeOptions& o) {
         const std::string map_path = fault_map_path_for(profile_path);
         const auto& winner = probe::winning_configuration(run);
         const std::string name = profile_path.stem().string();
-        if (auto s = write_file_atomic(map_path, probe::fault_map_json(run, run.baseline, device).dump(2) + "\n"); !s)
+        if (auto s = write_file_atomic(map_path, json_output(ctx, probe::fault_map_json(run, run.baseline, device))); !s)
             return fail(ctx, s.error());
         if (auto s = write_file_atomic(profile_path.string(),
                                        probe::profile_toml(run, winner, switches, device, name, map_path));
@@ -188,7 +189,7 @@ int run_probe(Context& ctx, const ProbeOptions& o) {
     }
 
     if (*format == OutputFormat::json)
-        fmt::print("{}\n", probe::probe_to_json(run, device).dump(2));
+        fmt::print("{}", json_output(ctx, probe::probe_to_json(run, device)));
     else
         fmt::print("{}", probe::render_text(run, device));
 

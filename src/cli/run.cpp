@@ -1,6 +1,8 @@
 // `rmcp run [options] -- CMD ARGS...`: the supervisor (SPEC.md "The supervisor",
 // docs/run.md). Parses, builds the attempt plan, calls run::supervise, writes the report.
 #include "context.hpp"
+#include "install_paths.hpp"
+#include "json_output.hpp"
 
 #include "detect/detect.hpp"
 #include "facts/facts_json.hpp"
@@ -62,29 +64,28 @@ Result<patch::UserEnv> read_user_env(const Root& root) {
 }
 
 // librmcp_preload.so: $RMCP_PRELOAD_LIB, else next to the rmcp binary (the build tree
-// puts both in build/), else ../lib/rmcp/ for an installed layout.
+// puts both in build/), else the installed private library directory (install_paths.hpp).
 Result<std::string> find_preload_library() {
     if (const char* env = std::getenv("RMCP_PRELOAD_LIB"); env && *env) {
         if (::access(env, R_OK) == 0) return std::string(env);
         return Error{"finding allocation tracer", env, std::strerror(errno), ExitCode::environment};
     }
-    std::error_code ec;
-    const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-    if (!ec)
-        for (const auto& candidate : {exe.parent_path() / "librmcp_preload.so",
-                                      exe.parent_path().parent_path() / "lib" / "rmcp" / "librmcp_preload.so"})
+    const auto bin = executable_dir();
+    const auto installed = installed_library_dir() / "librmcp_preload.so";
+    if (!bin.empty())
+        for (const auto& candidate : {bin / "librmcp_preload.so", installed})
             if (::access(candidate.c_str(), R_OK) == 0) return candidate.string();
     return Error{"finding allocation tracer", "librmcp_preload.so",
-                 "not next to the rmcp binary nor in ../lib/rmcp (set RMCP_PRELOAD_LIB)", ExitCode::environment};
+                 fmt::format("not next to the rmcp binary nor at {} (set RMCP_PRELOAD_LIB)", installed.string()),
+                 ExitCode::environment};
 }
 
-Status write_report(const std::string& path, const nlohmann::json& report) {
+Status write_report(const std::string& path, const std::string& text) {
     std::error_code ec;
     const auto parent = std::filesystem::path(path).parent_path();
     if (!parent.empty()) std::filesystem::create_directories(parent, ec);
     if (ec) return Error{"creating directory for incident report", parent.string(), ec.message()};
-    // Output lines are raw bytes: replace what is not UTF-8 rather than fail.
-    return write_file_atomic(path, report.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+    return write_file_atomic(path, text);
 }
 
 int run_command(Context& ctx, const RunArgs& args, const std::vector<std::string>& command) {
@@ -154,7 +155,7 @@ int run_command(Context& ctx, const RunArgs& args, const std::vector<std::string
         inputs.kernel_log = run::read_kernel_log_since(result.started);
         const std::string path = args.report.empty() ? run::default_report_path(result.started) : args.report;
         for (const auto& line : run::summary_lines(result)) ctx.diag.note(line);
-        if (auto written = write_report(path, run::incident_report(result, inputs)); !written)
+        if (auto written = write_report(path, json_output(ctx, run::incident_report(result, inputs))); !written)
             ctx.diag.error(written.error());
         else if (result.incident())
             ctx.diag.note(fmt::format("incident report: {}", path));

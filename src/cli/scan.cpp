@@ -1,6 +1,7 @@
 // `rmcp scan [PATH...]`: the GPU targets libraries really contain, and whether each GPU's
 // effective target is among them (docs/scan.md).
 #include "context.hpp"
+#include "json_output.hpp"
 
 #include "detect/detect.hpp"
 #include "scan/coverage.hpp"
@@ -135,7 +136,7 @@ void add_scan_command(CLI::App& app, Context& ctx, Action& action) {
                                                     colon == std::string::npos ? "" : first.substr(colon + 2),
                                                     ExitCode::usage});
                 }
-                fmt::print("{}\n", out.dump(2));
+                fmt::print("{}", json_output(ctx, std::move(out)));
             } else {
                 print_report_text(report, installations, ctx.options.verbose, ctx.style());
             }

@@ -1,5 +1,6 @@
 // `rmcp snapshot -o FILE.tar.gz`: the support bundle that doubles as a test fixture.
 #include "context.hpp"
+#include "json_output.hpp"
 
 #include "snapshot/snapshot.hpp"
 
@@ -20,7 +21,7 @@ int print_listing(Context& ctx, const SnapshotSummary& s, OutputFormat format) {
     if (format == OutputFormat::json) {
         nlohmann::json entries = nlohmann::json::array();
         for (const auto& e : s.entries) entries.push_back({{"path", e.path}, {"kind", e.kind}, {"size", e.size}});
-        fmt::print("{}\n", nlohmann::json{{"schema_version", 1}, {"entries", entries}, {"total_bytes", total}}.dump(2));
+        fmt::print("{}", json_output(ctx, nlohmann::json{{"schema_version", 1}, {"entries", entries}, {"total_bytes", total}}));
         return 0;
     }
     for (const auto& e : s.entries) fmt::print("{:>10}  {:<6}  {}\n", e.size, e.kind, e.path);
@@ -55,7 +56,9 @@ void add_snapshot_command(CLI::App& app, Context& ctx, Action& action) {
                 if (!listing) return fail(ctx, listing.error());
                 return print_listing(ctx, *listing, *format);
             }
-            auto summary = write_snapshot(*root, args->output);
+            nlohmann::json stamp = nlohmann::json::object();
+            stamp_versions(ctx, stamp);
+            auto summary = write_snapshot(*root, args->output, stamp);
             if (!summary) return fail(ctx, summary.error());
             ctx.diag.verbose(fmt::format("wrote {} ({} bytes): {} files, {} links, {} directories, {} metadata records",
                                          args->output, summary->archive_bytes, summary->files, summary->links,

@@ -360,12 +360,14 @@ Result<SnapshotSummary> list_snapshot(const Root& root) {
     return summarise(plan, meta_text(plan), facts_to_json(facts).dump(2) + "\n");
 }
 
-Result<SnapshotSummary> write_snapshot(const Root& root, const fs::path& output) {
+Result<SnapshotSummary> write_snapshot(const Root& root, const fs::path& output, const nlohmann::json& stamp) {
     auto [plan, facts] = make_plan(root);
     const auto la = libarchive();
     if (!la) return la.error();
     const std::string meta = meta_text(plan);
-    const std::string facts_json = facts_to_json(facts).dump(2) + "\n";
+    auto facts_doc = facts_to_json(facts);
+    facts_doc.update(stamp);
+    const std::string facts_json = facts_doc.dump(2) + "\n";
     std::string bytes;
     {
         ArchiveWriter w(**la, bytes);

@@ -15,6 +15,7 @@
 #include "util/error.hpp"
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -41,7 +42,9 @@ struct SnapshotSummary {
 };
 
 // Runs detect on `root` while recording, then writes FILE.tar.gz atomically (temp + rename).
-Result<SnapshotSummary> write_snapshot(const Root& root, const std::filesystem::path& output);
+// `stamp`: keys added to facts.json (the CLI's rmcp_version and kb_version).
+Result<SnapshotSummary> write_snapshot(const Root& root, const std::filesystem::path& output,
+                                       const nlohmann::json& stamp = nlohmann::json::object());
 // The same selection without writing anything (`rmcp snapshot --list`).
 Result<SnapshotSummary> list_snapshot(const Root& root);
 
