@@ -281,11 +281,14 @@ class Zygote:
                 os.close(fd)
             self.sock.close()  # the orchestrator must see the zygote's end only in the zygote
             self.tripwires.restore()
-            # The configuration's variables, read by the runtime libraries when the device
-            # starts and by MIOpen when it first looks them up: both happen after this.
+            # What the fork server itself had (its start-up environment: import-time
+            # variables), before the configuration's own variables, read by the runtime
+            # libraries when the device starts and by MIOpen when it first looks them up:
+            # both happen after this.
+            inherited = {name: os.environ[name] for name in request.get("report_env") or [] if name in os.environ}
             for name, value in (request.get("env") or {}).items():
                 os.environ[name] = str(value)
-            code = run_request(self.torch, request)
+            code = run_request(self.torch, request, inherited)
         except BaseException:  # noqa: B036 - anything the child raises ends it with a traceback
             traceback.print_exc()
             code = 1
@@ -297,7 +300,7 @@ class Zygote:
                 os._exit(code)
 
 
-def run_request(torch, request):
+def run_request(torch, request, inherited=None):
     from rmcp import worker
     if request["op"] == "device":
         report = device_report(torch)
@@ -313,6 +316,7 @@ def run_request(torch, request):
         if name in os.environ:
             seen[name] = os.environ[name]
     report["env_seen"] = seen
+    report["env_inherited"] = inherited or {}
     print(json.dumps(report, sort_keys=True), flush=True)
     return worker.EXIT_FOR_STATUS.get(report["status"], 1)
 

@@ -16,8 +16,12 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
+#include <set>
+#include <unistd.h>
 
 extern char** environ;
 
@@ -32,7 +36,8 @@ struct ProbeOptions {
     bool bisect = false;
     double timeout_s = 300;
     std::string save;
-    std::string device = "cpu";
+    std::string device = "auto";
+    std::string html;
     int repeat = 5;
     int warmup = 2;
     std::string catalogue;
@@ -95,20 +100,29 @@ std::vector<probe::Switch> usable_switches(Context& ctx, const probe::Catalogue&
 
 // Crashes are classified by the knowledge base's log signatures (the explain matcher):
 // the first entry whose signature matches the child's stderr names the failure. Without
-// a loadable knowledge base the exit signal and the telling stderr line remain.
+// a loadable knowledge base the exit signal and the telling stderr line remain. The
+// signature set is compiled at the first crash: a run without one never pays for it.
 probe::CrashClassifier crash_classifier(Context& ctx) {
-    auto kb = kb::load(ctx.kb_dir());
-    if (!kb) {
-        ctx.diag.verbose(fmt::format("crashes not matched against the knowledge base: {}", kb.error().message()));
-        return {};
-    }
-    auto set =
-        explain::SignatureSet::compile(kb->entries, explain::Reporting::first_only, explain::ContextWords::skip);
-    if (!set) {
-        ctx.diag.verbose(fmt::format("crashes not matched against the knowledge base: {}", set.error().message()));
-        return {};
-    }
-    return [set = *set](std::string_view text) {
+    auto compiled = std::make_shared<std::optional<std::shared_ptr<const explain::SignatureSet>>>();
+    return [&ctx, compiled](std::string_view text) -> std::string {
+        if (!*compiled) {
+            *compiled = std::shared_ptr<const explain::SignatureSet>{};
+            auto kb = kb::load(ctx.kb_dir());
+            if (!kb) {
+                ctx.diag.verbose(fmt::format("crashes not matched against the knowledge base: {}", kb.error().message()));
+                return "";
+            }
+            auto set = explain::SignatureSet::compile(kb->entries, explain::Reporting::first_only,
+                                                      explain::ContextWords::skip);
+            if (!set) {
+                ctx.diag.verbose(
+                    fmt::format("crashes not matched against the knowledge base: {}", set.error().message()));
+                return "";
+            }
+            *compiled = *set;
+        }
+        const auto& set = **compiled;
+        if (!set) return "";
         std::string entry;
         explain::LogScanner scanner(set, [&](const explain::Match& m) {
             if (entry.empty()) entry = set->signatures()[m.signature].entry_id;
@@ -134,13 +148,83 @@ std::string fault_map_path_for(const std::filesystem::path& profile) {
     return p.string();
 }
 
+// An output file's directory must exist and be writable before the suite runs: an hour of
+// probing must not end in "No such file or directory".
+Status check_output_path(const std::string& option, const std::string& file) {
+    const std::filesystem::path path = std::filesystem::absolute(file).lexically_normal();
+    const std::filesystem::path dir = path.parent_path();
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec))
+        return Error{"checking " + option, file, "is a directory; name a file", ExitCode::usage};
+    if (!std::filesystem::is_directory(dir, ec))
+        return Error{"checking " + option, file,
+                     fmt::format("directory {} does not exist", dir.string()), ExitCode::usage};
+    if (::access(dir.c_str(), W_OK) != 0)
+        return Error{"checking " + option, file,
+                     fmt::format("directory {}: {}", dir.string(), std::strerror(errno)), ExitCode::environment};
+    return ok_status();
+}
+
+std::string torch_build(const probe::Handshake& h) {
+    if (h.gpu_build == "hip") return "ROCm build";
+    if (h.gpu_build == "cuda") return "CUDA build";
+    return "CPU-only build";
+}
+
+// --device auto: the GPU when the interpreter's torch sees one, else the CPU (whose fault map
+// is empty by construction: PyTorch's CPU convolutions are not what fails in the field).
+Result<std::string> choose_device(Context& ctx, probe::ZygoteRunner& runner, const probe::Handshake& hs,
+                                  const std::string& asked, const std::string& python) {
+    if (asked == "cpu") return asked;
+    std::optional<probe::DeviceQuery> query;
+    if (!hs.gpu_build.empty()) {
+        auto q = runner.query_device();
+        if (!q) return q.error();
+        query = *q;
+    }
+    const bool seen = query && query->available;
+    if (asked != "auto") {
+        if (!seen)
+            return Error{"probing " + asked + " with", python,
+                         fmt::format("torch {} sees no GPU: {}", hs.torch_version,
+                                     query ? query->message : "this torch is a " + torch_build(hs)),
+                         ExitCode::environment};
+        return asked;
+    }
+    if (seen) {
+        ctx.diag.note(fmt::format("torch sees {} GPU{}: {}{}; probing cuda", query->count, query->count == 1 ? "" : "s",
+                                  query->name, query->gfx_target.empty() ? "" : " (" + query->gfx_target + ")"));
+        return std::string("cuda");
+    }
+    ctx.diag.warning(fmt::format("torch {} sees no GPU ({}): probing the CPU, so the fault map will be empty",
+                                 hs.torch_version, query ? query->message : "a " + torch_build(hs)));
+    return std::string("cpu");
+}
+
+// Variables each child reports as it saw them: every switch's, and the import-time ones.
+std::vector<std::string> reported_variables(const probe::Catalogue& catalogue,
+                                            const std::vector<probe::Switch>& switches) {
+    std::set<std::string> names(catalogue.import_time.begin(), catalogue.import_time.end());
+    for (const auto& sw : switches) {
+        for (const auto& [k, v] : sw.env) names.insert(k);
+        for (const auto& alt : sw.alternatives)
+            for (const auto& [k, v] : alt) names.insert(k);
+    }
+    return {names.begin(), names.end()};
+}
+
 int run_probe(Context& ctx, const ProbeOptions& o) {
     const auto format = ctx.format({OutputFormat::text, OutputFormat::json});
     if (!format) return fail(ctx, format.error());
-    if (o.device != "cpu" && o.device.rfind("cuda", 0) != 0)
-        return fail(ctx, Error{"choosing device", o.device, "use cpu or cuda (ROCm builds call the GPU cuda)",
+    if (o.device != "auto" && o.device != "cpu" && o.device.rfind("cuda", 0) != 0)
+        return fail(ctx, Error{"choosing device", o.device, "use auto, cpu or cuda (ROCm builds call the GPU cuda)",
                                ExitCode::usage});
-    if (o.timeout_s <= 0) return fail(ctx, Error{"setting --timeout", "", "must be positive", ExitCode::usage});
+    if (!(o.timeout_s > 0 && o.timeout_s <= 30 * 24 * 3600.0))
+        return fail(ctx, Error{"setting --timeout", "", "must be a positive number of seconds, at most 30 days",
+                               ExitCode::usage});
+    for (const auto& [option, file] : {std::pair{"--save", o.save}, std::pair{"--html", o.html}})
+        if (!file.empty())
+            if (auto s = check_output_path(option, file); !s) return fail(ctx, s.error());
 
     const std::filesystem::path catalogue_path =
         o.catalogue.empty() ? ctx.data_dir() / "probe" / "catalogue.toml" : std::filesystem::path(o.catalogue);
@@ -152,50 +236,78 @@ int run_probe(Context& ctx, const ProbeOptions& o) {
     auto python = probe::resolve_interpreter(o.python.empty() ? default_python() : o.python, getenv_or("PATH", "/usr/bin:/bin"));
     if (!python) return fail(ctx, python.error());
 
+    std::vector<probe::Switch> switches;
+    if (o.bisect) {
+        switches = usable_switches(ctx, *catalogue);
+    } else {
+        for (const auto& sw : catalogue->switches)
+            if (sw.profile.empty()) switches.push_back(sw);
+    }
+
     probe::WorkerOptions wo;
     wo.python = *python;
     wo.python_path = std::filesystem::absolute(ctx.data_dir() / "python").lexically_normal().string();
-    wo.device = o.device;
     wo.repeat = o.repeat;
     wo.warmup = o.warmup;
     wo.timeout = std::chrono::milliseconds(static_cast<long long>(o.timeout_s * 1000));
     for (char** e = environ; e && *e; ++e) wo.base_env.emplace_back(*e);
     wo.classify = crash_classifier(ctx);
-    probe::WorkerRunner runner(wo);
+    wo.import_time = catalogue->import_time;
+    wo.report_env = reported_variables(*catalogue, switches);
+    wo.notice = [&ctx](const std::string& message) { ctx.diag.warning(message); };
+    probe::ZygoteRunner runner(wo);
+
+    // The handshake: is it Python, is torch there (docs/probe.md, "The fork server").
+    auto hs = runner.start();
+    if (!hs) return fail(ctx, hs.error());
+    ctx.diag.note(fmt::format("probing {}: Python {}, torch {} ({})", *python, hs->python_version, hs->torch_version,
+                              torch_build(*hs)));
+    auto device_name = choose_device(ctx, runner, *hs, o.device, *python);
+    if (!device_name) return fail(ctx, device_name.error());
+    runner.set_device(*device_name);
 
     probe::Probe prober(runner, *scenarios, [&](const probe::ProgressEvent& e) { print_progress(ctx, e); });
     if (auto s = prober.run_baseline(); !s) return fail(ctx, s.error());
-    std::vector<probe::Switch> switches;
-    if (o.bisect) {
-        switches = usable_switches(ctx, *catalogue);
+    if (o.bisect)
         if (auto s = prober.bisect(switches); !s) return fail(ctx, s.error());
-    }
     const probe::ProbeRun run = prober.result();
-    const probe::DeviceInfo device = probe::device_info(run, o.device, *python);
+    const probe::DeviceInfo device = probe::device_info(run, *device_name, *python);
 
+    std::vector<std::string> all;
+    for (const auto& s : run.scenarios) all.push_back(s.id);
+    const bool passed = run.bisect ? run.bisect->found : run.baseline.passes(all);
+
+    int exit_code = passed ? 0 : static_cast<int>(ExitCode::findings);
     if (!o.save.empty()) {
         const std::filesystem::path profile_path = std::filesystem::absolute(o.save).lexically_normal();
         const std::string map_path = fault_map_path_for(profile_path);
-        const auto& winner = probe::winning_configuration(run);
-        const std::string name = profile_path.stem().string();
         if (auto s = write_file_atomic(map_path, probe::fault_map_json(run, run.baseline, device).dump(2) + "\n"); !s)
             return fail(ctx, s.error());
-        if (auto s = write_file_atomic(profile_path.string(),
-                                       probe::profile_toml(run, winner, switches, device, name, map_path));
-            !s)
-            return fail(ctx, s.error());
-        ctx.diag.note(fmt::format("saved profile {} and fault map {}", profile_path.string(), map_path));
+        if (passed) {
+            const auto& winner = probe::winning_configuration(run);
+            if (auto s = write_file_atomic(profile_path.string(), probe::profile_toml(run, winner, switches, device,
+                                                                                     profile_path.stem().string(),
+                                                                                     map_path));
+                !s)
+                return fail(ctx, s.error());
+            ctx.diag.note(fmt::format("saved profile {} and fault map {}", profile_path.string(), map_path));
+        } else {
+            // A profile is a configuration under which every scenario passed; there is none.
+            // The fault map still says what fails by default (rmcp.torch routes around it).
+            ctx.diag.error(Error{"saving profile", profile_path.string(),
+                                 fmt::format("no configuration passed every scenario{}; no profile written "
+                                             "(the default configuration's failures are in {})",
+                                             o.bisect ? "" : " (the default failed; --bisect searches the switches)",
+                                             map_path),
+                                 ExitCode::findings});
+        }
     }
 
     if (*format == OutputFormat::json)
         fmt::print("{}\n", probe::probe_to_json(run, device).dump(2));
     else
         fmt::print("{}", probe::render_text(run, device));
-
-    std::vector<std::string> all;
-    for (const auto& s : run.scenarios) all.push_back(s.id);
-    const bool passed = run.bisect ? run.bisect->found : run.baseline.passes(all);
-    return passed ? 0 : static_cast<int>(ExitCode::findings);
+    return exit_code;
 }
 
 }  // namespace
@@ -217,7 +329,9 @@ void add_probe_command(CLI::App& app, Context& ctx, Action& action) {
     cmd->add_option("--save", opts->save,
                     "Write the winning profile to FILE (TOML) and the fault map to FILE's stem + .faultmap.json")
         ->type_name("FILE");
-    cmd->add_option("--device", opts->device, "cpu or cuda (default cpu)")->type_name("DEV");
+    cmd->add_option("--device", opts->device,
+                    "auto, cpu or cuda (default auto: cuda when the interpreter's torch sees a GPU, else cpu)")
+        ->type_name("DEV");
     cmd->add_option("--repeat", opts->repeat, "Timed calls per scenario; the median counts (default 5)")
         ->check(CLI::Range(1, 1000))
         ->type_name("N");
@@ -227,7 +341,9 @@ void add_probe_command(CLI::App& app, Context& ctx, Action& action) {
     cmd->add_option("--catalogue", opts->catalogue, "Scenario catalogue (default: the shipped probe/catalogue.toml)")
         ->type_name("FILE");
     cmd->footer("Exit: 0 every scenario passes (with --bisect: a passing configuration was found), 1 failures "
-                "remain, 2 usage, 3 the interpreter is missing or cannot import torch. See docs/probe.md.");
+                "remain (no profile is saved then), 2 usage (also: --save into a missing directory), 3 the "
+                "interpreter is missing, does not answer the handshake as Python, cannot import torch, or "
+                "--device cuda finds no GPU. See docs/probe.md.");
     cmd->callback([&ctx, &action, opts] { action = [&ctx, opts] { return run_probe(ctx, *opts); }; });
 }
 

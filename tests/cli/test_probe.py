@@ -8,6 +8,7 @@ import json
 import math
 import os
 import pathlib
+import sys
 import tomllib
 
 import pytest
@@ -115,7 +116,10 @@ def test_python_without_torch_exits_3(rmcp, catalogue, tmp_path):
     fake.write_text(f"#!/bin/sh\nexec {PYTHON} -S \"$@\"\n")
     fake.chmod(0o755)
     proc = rmcp("probe", "--python", fake, "--catalogue", catalogue, "--quick", check=3)
-    assert "rmcp: error: running the probe worker: import torch failed" in proc.stderr.decode()
+    assert proc.stderr.decode() == (f"rmcp: error: checking the interpreter {fake}: Python "
+                                    f"{'.'.join(map(str, sys.version_info[:3]))}: import torch failed: "
+                                    "No module named 'torch'\n")
+    assert proc.stdout == b""
 
 
 def test_corrupted_result_is_a_failure(rmcp, catalogue, tmp_path):

@@ -82,8 +82,11 @@ nlohmann::json result_to_json(const RunResult& r) {
     if (r.exit_code >= 0) j["exit_code"] = r.exit_code;
     if (!r.kb_entry.empty()) j["kb_entry"] = r.kb_entry;
     if (r.report.is_object()) {
-        for (const char* key : {"error", "tolerance", "min_ms", "times_ms"})
+        for (const char* key : {"error", "tolerance", "min_ms", "times_ms", "env_seen"})
             if (r.report.contains(key)) j[key] = r.report[key];
+        // Non-empty only for variables the fork server was started with (import-time ones).
+        if (r.report.contains("env_inherited") && !r.report["env_inherited"].empty())
+            j["env_inherited"] = r.report["env_inherited"];
     }
     return j;
 }
