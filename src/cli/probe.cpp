@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -132,9 +133,17 @@ probe::CrashClassifier crash_classifier(Context& ctx) {
     };
 }
 
+std::string clock_time(double seconds) {
+    const auto s = static_cast<long long>(std::llround(seconds));
+    if (s >= 3600) return fmt::format("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60);
+    return fmt::format("{}:{:02}", s / 60, s % 60);
+}
+
 void print_progress(Context& ctx, const probe::ProgressEvent& e) {
     if (ctx.options.quiet) return;
-    const std::string counter = e.total > 0 ? fmt::format("[{}/{}]", e.index, e.total) : fmt::format("[{}]", e.index);
+    std::string counter = e.total > 0 ? fmt::format("[{}/{}", e.index, e.total) : fmt::format("[{}", e.index);
+    if (e.eta_s && e.index < e.total) counter += ", ETA " + clock_time(*e.eta_s);
+    counter += "]";
     const std::string config =
         e.phase == "baseline" ? "" : fmt::format("{} {{{}}} ", e.phase, e.configuration->key());
     fmt::print(stderr, "{} {}{} {} {} {} … {}\n", counter, config, e.scenario->id, probe::direction_tag(e.scenario->direction),

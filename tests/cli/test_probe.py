@@ -390,6 +390,10 @@ def test_injected_faults_affect_only_their_scenarios(rmcp, isolation_catalogue):
     hang = results["iso-b2-fwd-fp32"]
     assert hang["detail"] == "timed out after 3 s" and 3 <= hang["wall_s"] < 10
     assert results["iso-b3-bwd-data-fp32"]["error"] > results["iso-b3-bwd-data-fp32"]["tolerance"]
+    # Progress: done/total, and the time left from the children measured so far.
+    lines = [line for line in proc.stderr.decode().splitlines() if line.startswith("[")]
+    assert [line.split("]")[0].split(",")[0] for line in lines] == [f"[{i}/8" for i in range(1, 9)]
+    assert all(", ETA " in line.split("]")[0] for line in lines[:-1]) and lines[-1].startswith("[8/8] ")
 
 
 def test_fork_server_that_dies_is_restarted_once_and_the_run_goes_on(rmcp, isolation_catalogue, tmp_path):
