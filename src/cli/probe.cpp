@@ -11,6 +11,8 @@
 #include "probe/probe.hpp"
 #include "probe/report.hpp"
 #include "probe/runner.hpp"
+#include "probe/view.hpp"
+#include "facts/facts_json.hpp"
 #include "util/atomic_file.hpp"
 
 #include <fmt/core.h>
@@ -29,6 +31,11 @@ extern char** environ;
 namespace rmcp::cli {
 
 namespace {
+
+struct ReportOptions {
+    std::string result;
+    std::string html;
+};
 
 struct ProbeOptions {
     std::string python;
@@ -222,6 +229,28 @@ std::vector<std::string> reported_variables(const probe::Catalogue& catalogue,
     return {names.begin(), names.end()};
 }
 
+Status write_html(Context& ctx, const nlohmann::json& result, const std::string& file, const std::string& source) {
+    auto page = probe::render_html(result, source);
+    if (!page) return page.error();
+    const std::string path = std::filesystem::absolute(file).lexically_normal().string();
+    if (auto s = write_file_atomic(path, *page); !s) return s;
+    ctx.diag.note(fmt::format("wrote {}", path));
+    return ok_status();
+}
+
+// JSON as is; text as the grid on a terminal, as a list elsewhere (pipes, files, tests).
+Status print_result(Context& ctx, OutputFormat format, const nlohmann::json& result) {
+    if (format == OutputFormat::json) {
+        fmt::print("{}\n", result.dump(2));
+        return ok_status();
+    }
+    const auto layout = ::isatty(STDOUT_FILENO) == 1 ? probe::TextLayout::grid : probe::TextLayout::list;
+    auto text = probe::render_summary_text(result, ctx.style(), layout);
+    if (!text) return text.error();
+    fmt::print("{}", *text);
+    return ok_status();
+}
+
 int run_probe(Context& ctx, const ProbeOptions& o) {
     const auto format = ctx.format({OutputFormat::text, OutputFormat::json});
     if (!format) return fail(ctx, format.error());
@@ -281,10 +310,15 @@ int run_probe(Context& ctx, const ProbeOptions& o) {
         if (auto s = prober.bisect(switches); !s) return fail(ctx, s.error());
     const probe::ProbeRun run = prober.result();
     const probe::DeviceInfo device = probe::device_info(run, *device_name, *python);
+    const bool passed = probe::passed(run);
 
-    std::vector<std::string> all;
-    for (const auto& s : run.scenarios) all.push_back(s.id);
-    const bool passed = run.bisect ? run.bisect->found : run.baseline.passes(all);
+    nlohmann::json result = probe::probe_to_json(run, device);
+    result["python_version"] = hs->python_version;
+    result["torch_build"] = hs->gpu_build.empty() ? "cpu" : hs->gpu_build == "hip" ? "rocm" : hs->gpu_build;
+    result["fork_servers"] = runner.servers_started();
+    result["fork_server_restarts"] = runner.restarts();
+    result["profile"] = probe::chosen_profile_json(run, switches);
+    if (auto root = ctx.open_root()) result["machine"] = probe::machine_summary(facts_to_json(detect(*root)));
 
     int exit_code = passed ? 0 : static_cast<int>(ExitCode::findings);
     if (!o.save.empty()) {
@@ -299,6 +333,8 @@ int run_probe(Context& ctx, const ProbeOptions& o) {
                                                                                      map_path));
                 !s)
                 return fail(ctx, s.error());
+            result["profile"]["saved_to"] = profile_path.string();
+            result["profile"]["fault_map"] = map_path;
             ctx.diag.note(fmt::format("saved profile {} and fault map {}", profile_path.string(), map_path));
         } else {
             // A profile is a configuration under which every scenario passed; there is none.
@@ -311,12 +347,31 @@ int run_probe(Context& ctx, const ProbeOptions& o) {
                                  ExitCode::findings});
         }
     }
+    if (!o.html.empty())
+        if (auto s = write_html(ctx, result, o.html, "this run"); !s) return fail(ctx, s.error());
 
-    if (*format == OutputFormat::json)
-        fmt::print("{}\n", probe::probe_to_json(run, device).dump(2));
-    else
-        fmt::print("{}", probe::render_text(run, device));
+    if (auto s = print_result(ctx, *format, result); !s) return fail(ctx, s.error());
     return exit_code;
+}
+
+// `rmcp probe report RESULT.json [--html FILE]`: a saved result as text (the grid on a
+// terminal) and, with --html, as one page.
+int run_report(Context& ctx, const ReportOptions& o) {
+    const auto format = ctx.format({OutputFormat::text, OutputFormat::json});
+    if (!format) return fail(ctx, format.error());
+    if (!o.html.empty())
+        if (auto s = check_output_path("--html", o.html); !s) return fail(ctx, s.error());
+    auto result = probe::load_result(o.result);
+    if (!result) return fail(ctx, result.error());
+    if (auto grid = probe::grid_from_json(*result); !grid) {
+        Error e = grid.error();
+        e.path = o.result + ": " + e.path;
+        return fail(ctx, e);
+    }
+    if (!o.html.empty())
+        if (auto s = write_html(ctx, *result, o.html, o.result); !s) return fail(ctx, s.error());
+    if (auto s = print_result(ctx, *format, *result); !s) return fail(ctx, s.error());
+    return 0;
 }
 
 }  // namespace
@@ -349,11 +404,26 @@ void add_probe_command(CLI::App& app, Context& ctx, Action& action) {
         ->type_name("N");
     cmd->add_option("--catalogue", opts->catalogue, "Scenario catalogue (default: the shipped probe/catalogue.toml)")
         ->type_name("FILE");
+    cmd->add_option("--html", opts->html,
+                    "Also write the result as one self-contained HTML page: the scenario x configuration grid, the "
+                    "bisect path, the chosen profile and the machine's facts")
+        ->type_name("FILE");
+
+    auto ropts = std::make_shared<ReportOptions>();
+    auto* report = cmd->add_subcommand("report", "Show a saved result (rmcp probe --format json > FILE) as text, "
+                                                 "or as one HTML page with --html");
+    report->add_option("result", ropts->result, "The saved result (JSON)")->required()->type_name("RESULT.json");
+    report->add_option("--html", ropts->html, "Write the page to FILE")->type_name("FILE");
+    report->callback([&ctx, &action, ropts] { action = [&ctx, ropts] { return run_report(ctx, *ropts); }; });
     cmd->footer("Exit: 0 every scenario passes (with --bisect: a passing configuration was found), 1 failures "
                 "remain (no profile is saved then), 2 usage (also: --save into a missing directory), 3 the "
                 "interpreter is missing, does not answer the handshake as Python, cannot import torch, or "
                 "--device cuda finds no GPU. See docs/probe.md.");
-    cmd->callback([&ctx, &action, opts] { action = [&ctx, opts] { return run_probe(ctx, *opts); }; });
+    // CLI11 runs the parent's callback after a subcommand's: `probe report` keeps its action.
+    cmd->callback([&ctx, &action, opts, report] {
+        if (report->parsed()) return;
+        action = [&ctx, opts] { return run_probe(ctx, *opts); };
+    });
 }
 
 }  // namespace rmcp::cli
