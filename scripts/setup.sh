@@ -14,7 +14,10 @@ PACKAGES=(
   python3-torch libtorch-dev pybind11-dev python3-pybind11 python3-pytest
   clang-14 libclang-rt-14-dev
   librocrand1 libhsa-runtime64-1
+  chromium
 )
+# chromium: tests/cli/test_probe_report.py loads `rmcp probe --html` pages in a real browser
+# (headless). About 80 MB; installed in under 10 s on the build VM.
 
 missing=()
 for p in "${PACKAGES[@]}"; do
