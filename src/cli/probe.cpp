@@ -320,22 +320,27 @@ int run_probe(Context& ctx, const ProbeOptions& o) {
     result["profile"] = probe::chosen_profile_json(run, switches);
     if (auto root = ctx.open_root()) result["machine"] = probe::machine_summary(facts_to_json(detect(*root)));
 
+    // Files first (the JSON names what was saved), the result printed in any case; a write
+    // that fails is reported after it, so a long run's result is never lost.
     int exit_code = passed ? 0 : static_cast<int>(ExitCode::findings);
+    std::optional<Error> write_error;
     if (!o.save.empty()) {
         const std::filesystem::path profile_path = std::filesystem::absolute(o.save).lexically_normal();
         const std::string map_path = fault_map_path_for(profile_path);
-        if (auto s = write_file_atomic(map_path, probe::fault_map_json(run, run.baseline, device).dump(2) + "\n"); !s)
-            return fail(ctx, s.error());
-        if (passed) {
+        if (auto s = write_file_atomic(map_path, probe::fault_map_json(run, run.baseline, device).dump(2) + "\n"); !s) {
+            write_error = s.error();
+        } else if (passed) {
             const auto& winner = probe::winning_configuration(run);
-            if (auto s = write_file_atomic(profile_path.string(), probe::profile_toml(run, winner, switches, device,
+            if (auto w = write_file_atomic(profile_path.string(), probe::profile_toml(run, winner, switches, device,
                                                                                      profile_path.stem().string(),
                                                                                      map_path));
-                !s)
-                return fail(ctx, s.error());
-            result["profile"]["saved_to"] = profile_path.string();
-            result["profile"]["fault_map"] = map_path;
-            ctx.diag.note(fmt::format("saved profile {} and fault map {}", profile_path.string(), map_path));
+                !w) {
+                write_error = w.error();
+            } else {
+                result["profile"]["saved_to"] = profile_path.string();
+                result["profile"]["fault_map"] = map_path;
+                ctx.diag.note(fmt::format("saved profile {} and fault map {}", profile_path.string(), map_path));
+            }
         } else {
             // A profile is a configuration under which every scenario passed; there is none.
             // The fault map still says what fails by default (rmcp.torch routes around it).
@@ -347,10 +352,11 @@ int run_probe(Context& ctx, const ProbeOptions& o) {
                                  ExitCode::findings});
         }
     }
-    if (!o.html.empty())
-        if (auto s = write_html(ctx, result, o.html, "this run"); !s) return fail(ctx, s.error());
+    if (!o.html.empty() && !write_error)
+        if (auto s = write_html(ctx, result, o.html, "this run"); !s) write_error = s.error();
 
     if (auto s = print_result(ctx, *format, result); !s) return fail(ctx, s.error());
+    if (write_error) return fail(ctx, *write_error);
     return exit_code;
 }
 

@@ -296,21 +296,6 @@ ForkServer::Wait ForkServer::next_message(nlohmann::json& message, Clock::time_p
     }
 }
 
-Result<nlohmann::json> ForkServer::status() {
-    if (!m_alive) return Error{"asking the probe's fork server", m_python, "it is gone", ExitCode::environment};
-    const long id = ++m_next_id;
-    const std::string text = nlohmann::json{{"op", "status"}, {"id", id}}.dump();
-    if (::send(m_ctl, text.data(), text.size(), MSG_NOSIGNAL) < 0) {
-        mark_dead();
-        return Error{"asking the probe's fork server", m_python, "it is gone", ExitCode::environment};
-    }
-    nlohmann::json reply;
-    const auto deadline = Clock::now() + std::chrono::seconds(10);
-    while (next_message(reply, deadline) == Wait::message)
-        if (reply.value("event", "") == "status" && reply.value("id", -1L) == id) return reply;
-    return Error{"asking the probe's fork server", m_python, "no answer", ExitCode::environment};
-}
-
 Result<ChildRun> ForkServer::run_child(nlohmann::json request, std::chrono::milliseconds timeout) {
     ChildRun run;
     if (!m_alive) {

@@ -65,8 +65,6 @@ public:
     // One child for `request` (a JSON object with "op"; the id is added here). After the
     // timeout the child's process group gets SIGTERM, then SIGKILL a second later.
     Result<ChildRun> run_child(nlohmann::json request, std::chrono::milliseconds timeout);
-    // The fork server's own state ({"cuda_initialized", "threads", "device_calls"}).
-    Result<nlohmann::json> status();
     // How the fork server ended ("killed by SIGKILL", "exit 1: <its last line>"), once it has.
     [[nodiscard]] std::string death() const { return m_death; }
 
