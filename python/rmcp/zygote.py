@@ -35,6 +35,7 @@ before every fork (an OpenMP pool started before fork leaves children with a bro
 """
 
 import array
+import gc
 import json
 import os
 import platform
@@ -173,6 +174,11 @@ class Zygote:
         import statistics  # noqa: F401
         self.torch = torch
         self.tripwires = _Tripwires(torch)
+        # Children are short-lived copies: a collection in one would touch (and so copy) pages
+        # of every object the import made. Frozen objects are left alone by the collector.
+        gc.collect()
+        if hasattr(gc, "freeze"):
+            gc.freeze()
         gpu_build = "hip" if getattr(torch.version, "hip", None) else "cuda" if getattr(torch.version, "cuda", None) else None
         _send(self.sock, dict(self.state(), event="ready", torch_version=torch.__version__, gpu_build=gpu_build,
                               hip_version=getattr(torch.version, "hip", None),
@@ -273,6 +279,7 @@ class Zygote:
         code = 1
         try:
             os.setpgid(0, 0)
+            gc.disable()
             signal.set_wakeup_fd(-1)
             signal.signal(signal.SIGCHLD, signal.SIG_DFL)
             os.dup2(fds[0], 1)
