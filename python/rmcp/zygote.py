@@ -316,8 +316,12 @@ def run_request(torch, request, inherited=None):
     injector_fault = worker.zygote_fault(os.environ.get("RMCP_PROBE_INJECT", ""), request["scenario"].get("id", ""))
     if injector_fault == "kill-zygote":
         os.kill(os.getppid(), signal.SIGKILL)
-    report = worker.run_scenario(request["scenario"], request.get("device", "cpu"), int(request.get("repeat", 5)),
-                                 int(request.get("warmup", 2)))
+    try:
+        report = worker.run_scenario(request["scenario"], request.get("device", "cpu"),
+                                     int(request.get("repeat", 5)), int(request.get("warmup", 2)))
+    except (worker.UsageError, KeyError, TypeError, ValueError) as exc:
+        print(f"rmcp.worker: error: {exc}", file=sys.stderr, flush=True)
+        return 2  # as the worker command: the orchestrator stops on a rejected request
     seen = {}
     for name in request.get("report_env") or []:
         if name in os.environ:

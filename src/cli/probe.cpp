@@ -300,6 +300,14 @@ int run_probe(Context& ctx, const ProbeOptions& o) {
     if (!hs) return fail(ctx, hs.error());
     ctx.diag.note(fmt::format("probing {}: Python {}, torch {} ({})", *python, hs->python_version, hs->torch_version,
                               torch_build(*hs)));
+    // The fork server must fork from a process without a device runtime or a thread pool
+    // (docs/probe.md, "The fork server"); a torch whose import starts either is named here.
+    if (hs->cuda_initialized || !hs->device_calls.empty() || hs->threads > 1)
+        ctx.diag.warning(fmt::format("after import torch the fork server has {} thread{}{}{}: children forked from it "
+                                     "may inherit a broken runtime or thread pool",
+                                     hs->threads, hs->threads == 1 ? "" : "s",
+                                     hs->cuda_initialized ? ", an initialised GPU runtime" : "",
+                                     hs->device_calls.empty() ? "" : ", device calls made"));
     auto device_name = choose_device(ctx, runner, *hs, o.device, *python);
     if (!device_name) return fail(ctx, device_name.error());
     runner.set_device(*device_name);
