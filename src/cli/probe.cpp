@@ -1,18 +1,19 @@
-// `rmcp probe`: the convolution suite, one child process per (scenario, configuration),
-// and --bisect over the workaround switches (docs/probe.md).
+// `rmcp probe`: the convolution suite, one child process per (scenario, configuration)
+// forked from the worker's fork server, --bisect over the workaround switches, and
+// `rmcp probe report` for a saved result (docs/probe.md).
 #include "context.hpp"
 
 #include "detect/detect.hpp"
 #include "explain/matcher.hpp"
-#include "kb/kb.hpp"
 #include "facts/facts.hpp"
+#include "facts/facts_json.hpp"
+#include "kb/kb.hpp"
 #include "patch/profile.hpp"
 #include "probe/catalogue.hpp"
 #include "probe/probe.hpp"
 #include "probe/report.hpp"
 #include "probe/runner.hpp"
 #include "probe/view.hpp"
-#include "facts/facts_json.hpp"
 #include "util/atomic_file.hpp"
 
 #include <fmt/core.h>
@@ -23,6 +24,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <memory>
+#include <optional>
 #include <set>
 #include <unistd.h>
 
