@@ -17,13 +17,23 @@ RMCP="${RMCP_BUILD_DIR:-build}/rmcp"
 
 # Each kind: golden_<kind> ROOT > tests/golden/<fixture>/<file>. Exit codes other than the
 # ones a kind expects are errors (a golden must never capture a crash).
-golden_detect() { NO_COLOR=1 "$RMCP" detect --root "$1" --format json; }
+# Goldens hold no rmcp_version/kb_version: they change with every commit and kb edit, and
+# the tests compare without them (tests/cli/conftest.py, unversioned).
+unversioned() {
+  /usr/bin/python3 -c 'import json, sys
+doc = json.load(sys.stdin)
+for key in ("rmcp_version", "kb_version"):
+    doc.pop(key, None)
+print(json.dumps(doc, indent=2, ensure_ascii=False))'
+}
+golden_detect() { NO_COLOR=1 "$RMCP" detect --root "$1" --format json | unversioned; }
 # doctor exits 1 when it finds something critical: that is output, not failure. The shipped
 # kb/ of this checkout is used (RMCP_DATA_DIR), not whatever the binary was built against.
 golden_doctor() {
-  local rc=0
-  NO_COLOR=1 RMCP_DATA_DIR="$PWD" "$RMCP" doctor --root "$1" --format json --fail-on critical || rc=$?
+  local out rc=0
+  out=$(NO_COLOR=1 RMCP_DATA_DIR="$PWD" "$RMCP" doctor --root "$1" --format json --fail-on critical) || rc=$?
   ((rc <= 1)) || return "$rc"
+  printf '%s\n' "$out" | unversioned
 }
 
 # RMCP_GOLDEN_KINDS="detect" regenerates only some kinds.

@@ -14,10 +14,13 @@ PACKAGES=(
   python3-torch libtorch-dev pybind11-dev python3-pybind11 python3-pytest
   clang-14 libclang-rt-14-dev
   librocrand1 libhsa-runtime64-1
+  # the installed-product tests (tests/install): a venv with Debian's setuptools and wheel
+  # (pip install --no-build-isolation ./python), dpkg-shlibdeps for the .deb's Depends, man -l
+  python3-venv python3-pip python3-setuptools python3-wheel dpkg-dev man-db
+  # tests/cli/test_probe_report.py loads `rmcp probe --html` pages in a real browser
+  # (headless). About 80 MB; installed in under 10 s on the build VM.
   chromium
 )
-# chromium: tests/cli/test_probe_report.py loads `rmcp probe --html` pages in a real browser
-# (headless). About 80 MB; installed in under 10 s on the build VM.
 
 missing=()
 for p in "${PACKAGES[@]}"; do

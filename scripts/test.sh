@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The one test command (README, .ci/run): sets up if needed, then runs every suite —
-# unit tests (GoogleTest via CTest), CLI tests against the real binary (pytest), Python
-# tests (pytest), the same unit and CLI tests under ASan+UBSan, and a short fuzz run of
-# every parser — and ends with one line: "N passed, N failed[, N skipped]".
+# unit tests (GoogleTest via CTest), CLI tests against the real binary (pytest), the
+# hostile-input suite (tests/hostile, docs/security.md), Python tests (pytest), the
+# installed product (tests/install: `cmake --install` into a temporary DESTDIR, the .deb,
+# rmcp.torch in a fresh venv), the same unit, CLI and hostile tests under ASan+UBSan, and a
+# short fuzz run of every parser — and ends with one line: "N passed, N failed[, N skipped]".
 #
 #   scripts/test.sh            everything
 #   RMCP_TEST_FAST=1 scripts/test.sh   skip the sanitizer build and the fuzz smoke run
@@ -20,10 +22,31 @@ step() { echo; echo "== $*" >&2; }
 step "unit tests"
 ctest --test-dir build --output-on-failure --output-junit "$PWD/$RESULTS/unit.xml" -j2 >&2 || failures=1
 
-step "CLI and Python tests"
+# The installed product, not the checkout (docs/install.md): the default build installed
+# under /usr into a temporary DESTDIR, which tests/install runs from / without
+# RMCP_DATA_DIR; the same build is packaged there with cpack (no third build). lintian
+# (about 5 s) runs when it is installed; setup.sh does not install it (some 125 Perl
+# packages): for a release it is a manual step (docs/install.md, "Release checklist").
+install_root=$(mktemp -d "${TMPDIR:-/tmp}/rmcp-install.XXXXXX")
+trap 'rm -rf "$install_root"' EXIT
+if DESTDIR="$install_root" cmake --install build --prefix /usr >/dev/null; then
+  export RMCP_INSTALLED_DESTDIR="$install_root"
+else
+  echo "rmcp test: cmake --install into $install_root failed" >&2; failures=1
+fi
+command -v lintian >/dev/null && export RMCP_LINTIAN=1
+
+step "CLI, Python and installed-product tests"
 pytest_dirs=(tests/cli)
 [[ -d tests/python ]] && pytest_dirs+=(tests/python)
+[[ -d tests/install ]] && pytest_dirs+=(tests/install)
 "$PY" -m pytest -q -p no:cacheprovider --junitxml="$RESULTS/pytest.xml" "${pytest_dirs[@]}" >&2 || failures=1
+
+step "hostile-input tests"
+# Its own run: its conftest is another module named conftest. Run as root, it also mounts
+# small tmpfs file systems (full disk, read-only directory); otherwise those tests are
+# reported as skipped.
+"$PY" -m pytest -q -rs -p no:cacheprovider --junitxml="$RESULTS/hostile.xml" tests/hostile >&2 || failures=1
 
 if [[ -z "${RMCP_TEST_FAST:-}" ]]; then
   step "ASan+UBSan build: unit and CLI tests"
@@ -32,6 +55,8 @@ if [[ -z "${RMCP_TEST_FAST:-}" ]]; then
       --output-junit "$PWD/$RESULTS/unit-asan.xml" -j2 >&2 || failures=1
     RMCP_BUILD_DIR=build-asan "$PY" -m pytest -q -p no:cacheprovider \
       --junitxml="$RESULTS/cli-asan.xml" tests/cli >&2 || failures=1
+    RMCP_BUILD_DIR=build-asan "$PY" -m pytest -q -rs -p no:cacheprovider \
+      --junitxml="$RESULTS/hostile-asan.xml" tests/hostile >&2 || failures=1
   else
     echo "rmcp test: ASan build failed" >&2; failures=1
   fi

@@ -1,13 +1,12 @@
 #include "context.hpp"
 
+#include "install_paths.hpp"
+
 #include <fmt/format.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <unistd.h>
-
-#ifndef RMCP_DEFAULT_DATA_DIR
-#define RMCP_DEFAULT_DATA_DIR "."
-#endif
 
 namespace rmcp::cli {
 
@@ -31,15 +30,20 @@ Result<Root> Context::open_root() const {
     if (dir.empty())
         if (const char* env = std::getenv("RMCP_ROOT"); env && *env) dir = env;
     if (dir.empty()) dir = "/";
-    return Root::open(dir);
+    return open_root_at(dir);
+}
+
+Result<Root> Context::open_root_at(const std::string& dir) const {
+    // Test-only: RMCP_TEST_RESOLVER=walk makes the CLI resolve with the user-space walk even
+    // where the kernel has openat2, so the hostile suite checks both (docs/security.md). Either
+    // is confined: the switch weakens nothing.
+    const char* resolver = std::getenv("RMCP_TEST_RESOLVER");
+    return Root::open(dir, resolver && std::string_view(resolver) == "walk" ? Resolver::walk : Resolver::automatic);
 }
 
 Style Context::style() const { return Style(use_color(options.color, STDOUT_FILENO)); }
 
-std::filesystem::path Context::data_dir() const {
-    if (const char* env = std::getenv("RMCP_DATA_DIR"); env && *env) return env;
-    return RMCP_DEFAULT_DATA_DIR;
-}
+std::filesystem::path Context::data_dir() const { return shipped_data_dir(); }
 
 std::filesystem::path Context::kb_dir() const {
     if (!options.kb_dir.empty()) return options.kb_dir;
@@ -59,7 +63,18 @@ Result<OutputFormat> Context::format(std::initializer_list<OutputFormat> allowed
 
 int fail(Context& ctx, const Error& error) {
     ctx.diag.error(error);
+    if (ctx.options.format == "json") {
+        fmt::print("{}\n", nlohmann::json{{"error", error_json(error)}}.dump(2));
+        std::fflush(stdout);
+    }
     return static_cast<int>(error.code);
+}
+
+nlohmann::json error_json(const Error& error) {
+    return {{"doing", error.doing},
+            {"path", error.path},
+            {"cause", error.cause},
+            {"exit_code", static_cast<int>(error.code)}};
 }
 
 }  // namespace rmcp::cli

@@ -1,5 +1,6 @@
 // `rmcp detect`: facts about the system, as text, JSON or NFD feature lines.
 #include "context.hpp"
+#include "json_output.hpp"
 
 #include "detect/detect.hpp"
 #include "facts/facts_json.hpp"
@@ -20,7 +21,7 @@ void add_detect_command(CLI::App& app, Context& ctx, Action& action) {
             if (!root) return fail(ctx, root.error());
             const Facts facts = detect(*root);
             switch (*format) {
-            case OutputFormat::json: fmt::print("{}\n", facts_to_json(facts).dump(2)); break;
+            case OutputFormat::json: fmt::print("{}", json_output(ctx, facts_to_json(facts))); break;
             case OutputFormat::nfd: fmt::print("{}", render_facts_nfd(facts)); break;
             default: fmt::print("{}", render_facts_text(facts, ctx.style())); break;
             }

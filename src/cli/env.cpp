@@ -128,6 +128,9 @@ void add_findings_env(Context& ctx, const Facts& facts, const patch::PatchSet& p
 }
 
 int do_env(Context& ctx, const EnvOptions& eo) {
+    // The output is shell syntax (--shell); json only shapes errors (docs/exit-codes.md).
+    const auto format = ctx.format({OutputFormat::text, OutputFormat::json});
+    if (!format) return fail(ctx, format.error());
     auto root = ctx.open_root();
     if (!root) return fail(ctx, root.error());
     const std::filesystem::path profile_dir = eo.profile_dir.empty() ? ctx.data_dir() / "profiles" : std::filesystem::path(eo.profile_dir);

@@ -1,5 +1,6 @@
 // `rmcp explain [FILE...|-] [--kernel-log]`: recognise known failures in logs.
 #include "context.hpp"
+#include "json_output.hpp"
 
 #include "detect/detect.hpp"
 #include "explain/diagnose.hpp"
@@ -24,6 +25,7 @@ struct ExplainOptions {
     bool kernel_log = false;
     bool no_facts = false;
     bool ignore_report = false;
+    bool all_matches = false;
 };
 
 int explain(Context& ctx, const ExplainOptions& opts) {
@@ -48,10 +50,10 @@ int explain(Context& ctx, const ExplainOptions& opts) {
 
     explain::DiagnosisBuilder builder(kb->entries, *set);
     explain::ExplainReport report;
-    std::optional<ExitCode> failure;
+    std::optional<Error> failure;
     auto note_failure = [&](const Error& e) {
         ctx.diag.error(e);
-        if (!failure) failure = e.code;
+        if (!failure) failure = e;
     };
 
     for (const auto& path : inputs) {
@@ -65,7 +67,8 @@ int explain(Context& ctx, const ExplainOptions& opts) {
             (void)scanner.finish();  // keep what was recognised before the failure
         }
         builder.add_counts(source, scanner);
-        report.inputs.push_back({source, scanner.bytes(), scanner.lines(), status.ok()});
+        report.inputs.push_back({source, scanner.bytes(), scanner.lines(), status.ok(),
+                                 status.ok() ? std::string() : status.error().message()});
     }
 
     if (opts.kernel_log) {
@@ -79,7 +82,8 @@ int explain(Context& ctx, const ExplainOptions& opts) {
             if (status) status = scanner.finish();
             if (!status) note_failure(status.error());
             builder.add_counts(source, scanner);
-            report.inputs.push_back({source, scanner.bytes(), scanner.lines(), status.ok()});
+            report.inputs.push_back({source, scanner.bytes(), scanner.lines(), status.ok(),
+                                     status.ok() ? std::string() : status.error().message()});
         }
     }
 
@@ -101,14 +105,20 @@ int explain(Context& ctx, const ExplainOptions& opts) {
         report.facts_source = root->is_live() ? "this machine" : "root";
         report.facts_from = root->is_live() ? "this machine" : "--root " + root->base().string();
     }
-    report.diagnoses = builder.rank(applies, report.reporter ? &facts : nullptr);
+    report.diagnoses = builder.rank(applies, report.reporter ? &facts : nullptr,
+                                    opts.all_matches ? explain::FamilyEntries::keep_all
+                                                     : explain::FamilyEntries::drop_covered);
 
-    if (*format == OutputFormat::json)
-        fmt::print("{}\n", explain::render_json(report).dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
+    if (*format == OutputFormat::json) {
+        auto out = explain::render_json(report);
+        // The failure is part of the one JSON document (docs/exit-codes.md, "Errors as data").
+        if (failure) out["error"] = error_json(*failure);
+        fmt::print("{}", json_output(ctx, std::move(out)));
+    }
     else if (!ctx.options.quiet || !report.diagnoses.empty())
         fmt::print("{}", explain::render_text(report, ctx.style()));
 
-    if (failure) return static_cast<int>(*failure);
+    if (failure) return static_cast<int>(failure->code);
     return static_cast<int>(report.diagnoses.empty() ? ExitCode::findings : ExitCode::success);
 }
 
@@ -122,6 +132,8 @@ void add_explain_command(CLI::App& app, Context& ctx, Action& action) {
     cmd->add_flag("--kernel-log", opts->kernel_log, "Also read the kernel log (journalctl -k -b, else dmesg)");
     cmd->add_flag("--no-facts", opts->no_facts,
                   "Do not rank by this machine's facts (for logs from another machine without a snapshot)");
+    cmd->add_flag("--all", opts->all_matches,
+                  "Also list family entries whose lines a specific entry already explains (for kb work)");
     cmd->add_flag("--ignore-report", opts->ignore_report,
                   "Do not read rocminfo, collect_env, version and environment lines in the input as the "
                   "reporter's facts");

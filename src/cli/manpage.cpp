@@ -1,5 +1,6 @@
 // The man page is rendered from the same CLI11 definitions as --help (STYLE.md, principle
-// 9): `rmcp help --man > docs/rmcp.1`; a CLI test keeps the committed page in sync.
+// 9): `rmcp help --man > docs/rmcp.1`; a CLI test keeps the committed page in sync. The
+// sections that are not about options (ENVIRONMENT, FILES, EXAMPLES) are written here.
 #include "context.hpp"
 
 #include <fmt/format.h>
@@ -7,6 +8,100 @@
 namespace rmcp::cli {
 
 namespace {
+constexpr const char* k_environment = R"(.SH ENVIRONMENT
+.TP
+.B RMCP_ROOT
+Read the system from this directory instead of /, like \-\-root.
+.TP
+.B RMCP_DATA_DIR
+Where kb/, patches/, profiles/, probe/ and python/ are, for an rmcp that is not installed
+(an installed rmcp uses ../share/rmcp beside its binary; a build uses its checkout).
+.TP
+.B NO_COLOR
+When set, no colour (unless \-\-color always).
+.TP
+.B RMCP_PYTHON, VIRTUAL_ENV
+The interpreter probe uses when \-\-python is not given.
+.TP
+.B RMCP_PRELOAD_LIB
+The allocation tracer run \-\-trace\-alloc preloads (default: beside the binary, else the
+installed lib/<multiarch>/rmcp/librmcp_preload.so).
+.TP
+.B XDG_STATE_HOME, XDG_CONFIG_HOME
+Base directories of patch journals and incident reports, and of the user's profile
+environment file (defaults ~/.local/state and ~/.config).
+)";
+
+constexpr const char* k_files = R"(.SH FILES
+.TP
+.I /usr/share/rmcp/kb/*.toml
+The knowledge base, one file per known problem (docs/kb\-format.md); \-\-kb DIR reads another.
+.TP
+.I /usr/share/rmcp/patches/, /usr/share/rmcp/profiles/
+Fixes as typed operations, and the escalation ladder of environment profiles (docs/patches.md).
+.TP
+.I /usr/share/rmcp/probe/catalogue.toml
+The probe's scenarios and workaround switches.
+.TP
+.I /usr/lib/<multiarch>/rmcp/librmcp_preload.so
+The HIP allocation tracer (docs/preload.md).
+.TP
+.I $XDG_CONFIG_HOME/rmcp/profile.env
+The user's profile environment, written by env patches.
+.TP
+.I $XDG_STATE_HOME/rmcp/transactions/, /var/lib/rmcp/transactions/
+Patch journals, for rollback.
+.TP
+.I $XDG_STATE_HOME/rmcp/incidents/
+Incident reports of rmcp run.
+)";
+
+constexpr const char* k_examples = R"(.SH EXAMPLES
+What is on this machine, and what is wrong with it:
+.PP
+.RS
+.nf
+rmcp detect
+rmcp doctor
+.fi
+.RE
+.PP
+Explain a crash log, and a training run's output as it happens:
+.PP
+.RS
+.nf
+rmcp explain train.log
+python train.py 2>&1 | rmcp explain \-
+.fi
+.RE
+.PP
+See what a fix does, apply it, undo it:
+.PP
+.RS
+.nf
+rmcp patch plan env\-override\-gfx1030
+rmcp patch apply env\-override\-gfx1030
+rmcp patch rollback
+.fi
+.RE
+.PP
+Train under supervision, retrying one profile stricter after a GPU fault:
+.PP
+.RS
+.nf
+rmcp run \-\-profile auto \-\-retries 2 \-\- python train.py
+.fi
+.RE
+.PP
+Shell completion for the current bash session:
+.PP
+.RS
+.nf
+source <(rmcp completions bash)
+.fi
+.RE
+)";
+
 // roff needs backslashes and leading dots/quotes escaped.
 std::string roff(std::string_view text) {
     std::string out;
@@ -50,11 +145,18 @@ std::string render_manpage(const CLI::App& app) {
         for (const CLI::App* nested : sub->get_subcommands({})) {
             out += fmt::format(".TP\n.B {} {}\n{}\n", roff(sub->get_name()), roff(nested->get_name()),
                                roff(nested->get_description()));
+            std::string nested_options;
+            options_section(nested_options, *nested);
+            if (!nested_options.empty()) out += ".RS\n" + nested_options + ".RE\n";
         }
         if (!sub->get_footer().empty()) out += ".PP\n" + roff(sub->get_footer()) + "\n";
     }
     out += ".SH EXIT STATUS\n.nf\n" + roff(app.get_footer()) + "\n.fi\n";
-    out += ".SH SEE ALSO\nREADME.md, ARCHITECTURE.md and docs/ in the rmcp source tree.\n";
+    out += k_environment;
+    out += k_files;
+    out += k_examples;
+    out += ".SH SEE ALSO\nREADME.md, ARCHITECTURE.md and docs/ in the rmcp source tree, installed under "
+           "/usr/share/doc/rmcp/ with the package.\n";
     return out;
 }
 

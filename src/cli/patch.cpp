@@ -2,6 +2,7 @@
 // manager (SPEC.md "The patch manager"; docs/patches.md). Parses, calls the library
 // (src/core/patch/), renders.
 #include "context.hpp"
+#include "json_output.hpp"
 
 #include "detect/detect.hpp"
 #include "facts/facts.hpp"
@@ -172,7 +173,7 @@ int do_list(Context& ctx, const PatchOptions& po) {
     if (*format == OutputFormat::json) {
         nlohmann::json out{{"schema_version", 1}, {"patches", nlohmann::json::array()}};
         for (const auto& p : set->patches) out["patches"].push_back(patch_json(p));
-        fmt::print("{}\n", out.dump(2));
+        fmt::print("{}", json_output(ctx, out));
         return 0;
     }
     std::size_t width = 2;
@@ -194,7 +195,7 @@ int do_show(Context& ctx, const PatchOptions& po) {
     if (*format == OutputFormat::json) {
         auto j = patch_json(*p);
         j["schema_version"] = 1;
-        fmt::print("{}\n", j.dump(2));
+        fmt::print("{}", json_output(ctx, j));
         return 0;
     }
     fmt::print("{}: {}\n\nwhy:        {}\ncost:       {}\nevidence:   {}\nreversible: {}\n", p->id, p->title, p->why,
@@ -248,7 +249,7 @@ int do_plan(Context& ctx, const PatchOptions& po) {
         if (!s.target.empty())
             if (auto t = patch::resolve_target(*root, s.target, env); !t) return fail(ctx, t.error());
     if (*format == OutputFormat::json)
-        fmt::print("{}\n", plan_json(*plan).dump(2));
+        fmt::print("{}", json_output(ctx, plan_json(*plan)));
     else
         fmt::print("{}", patch::render_plan(*plan));
     return 0;
@@ -295,7 +296,7 @@ int do_apply(Context& ctx, const PatchOptions& po) {
                            {"written", outcome->written},
                            {"skipped", outcome->skipped},
                            {"advisory", advisories(*plan)}};
-        fmt::print("{}\n", out.dump(2));
+        fmt::print("{}", json_output(ctx, out));
         return 0;
     }
     if (outcome->txn_id.empty())
@@ -310,10 +311,21 @@ int do_apply(Context& ctx, const PatchOptions& po) {
     return 0;
 }
 
+// A corrupt journal is reported wherever transactions are listed, and skipped.
+void warn_corrupt(Context& ctx, const Root& root, const std::vector<patch::Transaction>& all) {
+    for (const auto& t : all)
+        if (!t.corrupt.empty())
+            ctx.diag.warning(fmt::format("reading journal {}: {}; that transaction is skipped",
+                                         root.host_path(t.journal_dir + "/journal.json"), t.corrupt));
+}
+
 int do_rollback(Context& ctx, const PatchOptions& po) {
+    const auto format = ctx.format({OutputFormat::text, OutputFormat::json});
+    if (!format) return fail(ctx, format.error());
     auto root = ctx.open_root();
     if (!root) return fail(ctx, root.error());
     const auto options = apply_options(*root);
+    if (auto all = patch::list_transactions(*root, options.env)) warn_corrupt(ctx, *root, *all);
     auto done = patch::rollback(*root, po.txn.empty() ? std::nullopt : std::optional<std::string>(po.txn), options);
     if (!done) return fail(ctx, done.error());
     if (!*done) {
@@ -334,7 +346,9 @@ int do_status(Context& ctx) {
     const auto env = process_env();
     auto all = patch::list_transactions(*root, env);
     if (!all) return fail(ctx, all.error());
+    warn_corrupt(ctx, *root, *all);
     const auto state_word = [](const patch::Transaction& t) -> std::string {
+        if (!t.corrupt.empty()) return "corrupt";
         if (t.interrupted()) return "interrupted";
         if (t.in_progress) return "in-progress";
         if (t.state == patch::TxnState::rolled_back && t.failed) return "failed-rolled-back";
@@ -350,9 +364,10 @@ int do_status(Context& ctx) {
                             {"patches", t.patches},
                             {"created", t.created},
                             {"journal", root->host_path(t.journal_dir)},
+                            {"error", t.corrupt.empty() ? nlohmann::json(nullptr) : nlohmann::json(t.corrupt)},
                             {"targets", targets}});
         }
-        fmt::print("{}\n", nlohmann::json{{"schema_version", 1}, {"transactions", txns}}.dump(2));
+        fmt::print("{}", json_output(ctx, nlohmann::json{{"schema_version", 1}, {"transactions", txns}}));
         return 0;
     }
     if (all->empty()) {
@@ -365,6 +380,9 @@ int do_status(Context& ctx) {
         if (t.interrupted())
             fmt::print("    interrupted: run `rmcp patch rollback {}` to restore every file (journal {})\n", t.id,
                        root->host_path(t.journal_dir));
+        if (!t.corrupt.empty())
+            fmt::print("    corrupt journal {}: {}; it is not trusted and is skipped\n",
+                       root->host_path(t.journal_dir + "/journal.json"), t.corrupt);
     }
     return 0;
 }

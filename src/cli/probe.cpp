@@ -2,6 +2,7 @@
 // forked from the worker's fork server, --bisect over the workaround switches, and
 // `rmcp probe report` for a saved result (docs/probe.md).
 #include "context.hpp"
+#include "json_output.hpp"
 
 #include "detect/detect.hpp"
 #include "explain/matcher.hpp"
@@ -244,7 +245,7 @@ Status write_html(Context& ctx, const nlohmann::json& result, const std::string&
 // JSON as is; text as the grid on a terminal, as a list elsewhere (pipes, files, tests).
 Status print_result(Context& ctx, OutputFormat format, const nlohmann::json& result) {
     if (format == OutputFormat::json) {
-        fmt::print("{}\n", result.dump(2));
+        fmt::print("{}", json_output(ctx, result));
         return ok_status();
     }
     const auto layout = ::isatty(STDOUT_FILENO) == 1 ? probe::TextLayout::grid : probe::TextLayout::list;
@@ -338,7 +339,7 @@ int run_probe(Context& ctx, const ProbeOptions& o) {
     if (!o.save.empty()) {
         const std::filesystem::path profile_path = std::filesystem::absolute(o.save).lexically_normal();
         const std::string map_path = fault_map_path_for(profile_path);
-        if (auto s = write_file_atomic(map_path, probe::fault_map_json(run, run.baseline, device).dump(2) + "\n"); !s) {
+        if (auto s = write_file_atomic(map_path, json_output(ctx, probe::fault_map_json(run, run.baseline, device))); !s) {
             write_error = s.error();
         } else if (passed) {
             const auto& winner = probe::winning_configuration(run);

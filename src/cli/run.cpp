@@ -1,6 +1,8 @@
 // `rmcp run [options] -- CMD ARGS...`: the supervisor (SPEC.md "The supervisor",
 // docs/run.md). Parses, builds the attempt plan, calls run::supervise, writes the report.
 #include "context.hpp"
+#include "install_paths.hpp"
+#include "json_output.hpp"
 
 #include "detect/detect.hpp"
 #include "facts/facts_json.hpp"
@@ -33,8 +35,8 @@ struct RunArgs {
     std::string fallback = "none";
     std::string log;
     std::string report;
-    double stall_timeout = 0;
-    double kill_grace = 5;
+    std::string stall_timeout = "0";
+    std::string kill_grace = "5";
     bool pty = false;
     bool trace_alloc = false;
     std::vector<std::string> command;  // after --
@@ -62,38 +64,43 @@ Result<patch::UserEnv> read_user_env(const Root& root) {
 }
 
 // librmcp_preload.so: $RMCP_PRELOAD_LIB, else next to the rmcp binary (the build tree
-// puts both in build/), else ../lib/rmcp/ for an installed layout.
+// puts both in build/), else the installed private library directory (install_paths.hpp).
 Result<std::string> find_preload_library() {
     if (const char* env = std::getenv("RMCP_PRELOAD_LIB"); env && *env) {
         if (::access(env, R_OK) == 0) return std::string(env);
         return Error{"finding allocation tracer", env, std::strerror(errno), ExitCode::environment};
     }
-    std::error_code ec;
-    const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-    if (!ec)
-        for (const auto& candidate : {exe.parent_path() / "librmcp_preload.so",
-                                      exe.parent_path().parent_path() / "lib" / "rmcp" / "librmcp_preload.so"})
+    const auto bin = executable_dir();
+    const auto installed = installed_library_dir() / "librmcp_preload.so";
+    if (!bin.empty())
+        for (const auto& candidate : {bin / "librmcp_preload.so", installed})
             if (::access(candidate.c_str(), R_OK) == 0) return candidate.string();
     return Error{"finding allocation tracer", "librmcp_preload.so",
-                 "not next to the rmcp binary nor in ../lib/rmcp (set RMCP_PRELOAD_LIB)", ExitCode::environment};
+                 fmt::format("not next to the rmcp binary nor at {} (set RMCP_PRELOAD_LIB)", installed.string()),
+                 ExitCode::environment};
 }
 
-Status write_report(const std::string& path, const nlohmann::json& report) {
+Status write_report(const std::string& path, const std::string& text) {
     std::error_code ec;
     const auto parent = std::filesystem::path(path).parent_path();
     if (!parent.empty()) std::filesystem::create_directories(parent, ec);
     if (ec) return Error{"creating directory for incident report", parent.string(), ec.message()};
-    // Output lines are raw bytes: replace what is not UTF-8 rather than fail.
-    return write_file_atomic(path, report.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+    return write_file_atomic(path, text);
 }
 
 int run_command(Context& ctx, const RunArgs& args, const std::vector<std::string>& command) {
     if (command.empty())
         return fail(ctx, Error{"parsing arguments", "", "rmcp run needs a command: rmcp run [OPTIONS] -- CMD ARGS...",
                                ExitCode::usage});
-    if (args.stall_timeout < 0 || args.kill_grace < 0)
-        return fail(ctx, Error{"parsing arguments", "", "--stall-timeout and --kill-grace take seconds >= 0",
-                               ExitCode::usage});
+    const auto format = ctx.format({OutputFormat::text, OutputFormat::json});
+    if (!format) return fail(ctx, format.error());
+    // Finite seconds from 0 to 30 days: 1e10, inf or nan once killed a healthy child at once.
+    const auto stall_timeout = run::check_seconds(args.stall_timeout);
+    if (!stall_timeout)
+        return fail(ctx, Error{"parsing --stall-timeout", args.stall_timeout, stall_timeout.error().cause, ExitCode::usage});
+    const auto kill_grace = run::check_seconds(args.kill_grace);
+    if (!kill_grace)
+        return fail(ctx, Error{"parsing --kill-grace", args.kill_grace, kill_grace.error().cause, ExitCode::usage});
     auto root = ctx.open_root();
     if (!root) return fail(ctx, root.error());
     auto user_env = read_user_env(*root);
@@ -131,8 +138,8 @@ int run_command(Context& ctx, const RunArgs& args, const std::vector<std::string
     options.argv = command;
     options.terminal = args.pty ? run::Terminal::pty : run::Terminal::pipes;
     options.log_path = args.log;
-    options.stall_timeout_s = args.stall_timeout;
-    options.kill_grace_s = args.kill_grace;
+    options.stall_timeout_s = *stall_timeout;
+    options.kill_grace_s = *kill_grace;
     options.watcher = run::kb_watcher_factory(ctx.kb_dir());
 
     const run::RunResult result = run::supervise(options, ctx.diag);
@@ -148,7 +155,7 @@ int run_command(Context& ctx, const RunArgs& args, const std::vector<std::string
         inputs.kernel_log = run::read_kernel_log_since(result.started);
         const std::string path = args.report.empty() ? run::default_report_path(result.started) : args.report;
         for (const auto& line : run::summary_lines(result)) ctx.diag.note(line);
-        if (auto written = write_report(path, run::incident_report(result, inputs)); !written)
+        if (auto written = write_report(path, json_output(ctx, run::incident_report(result, inputs))); !written)
             ctx.diag.error(written.error());
         else if (result.incident())
             ctx.diag.note(fmt::format("incident report: {}", path));
@@ -175,15 +182,20 @@ void add_run_command(CLI::App& app, Context& ctx, Action& action) {
                     "$XDG_STATE_HOME/rmcp/incidents/)")
         ->type_name("FILE");
     cmd->add_option("--stall-timeout", args.stall_timeout,
-                    "Seconds without output after which the run is a suspected GPU hang and is stopped (0: never)")
+                    "Seconds without output after which the run is a suspected GPU hang and is stopped (0: never; "
+                    "at most 30 days)")
         ->type_name("S");
-    cmd->add_option("--kill-grace", args.kill_grace, "Seconds between SIGTERM and SIGKILL when stopping a stalled run")
+    cmd->add_option("--kill-grace", args.kill_grace,
+                    "Seconds between SIGTERM and SIGKILL when stopping a stalled run, and between forwarding "
+                    "SIGTERM/SIGHUP and ending (default 5; at most 30 days)")
         ->type_name("S");
     cmd->add_flag("--pty", args.pty, "Give the child pseudo-terminals for stdout and stderr (progress bars)");
     cmd->add_flag("--trace-alloc", args.trace_alloc,
                   "Preload librmcp_preload.so (RMCP_ALLOC=trace) and put its summary in the report");
     cmd->footer("Everything after -- is the command, run without a shell. Exit status: the command's, 128+N when\n"
-                "it died of signal N; 127/126 when it cannot be started. See docs/run.md.");
+                "it died of signal N; 127/126 when it cannot be started; 128+N when SIGTERM or SIGHUP reached rmcp\n"
+                "and the run was still going --kill-grace later. After the command exits, its output is relayed\n"
+                "for at most 2 s more (processes it left running are named in the report). See docs/run.md.");
     // Options stop at the command: `rmcp run python -u train.py` leaves -u to python.
     cmd->prefix_command();
     cmd->add_option("command", args.command, "The command and its arguments")->type_name("CMD ARGS...");

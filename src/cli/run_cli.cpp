@@ -1,11 +1,8 @@
 // Global options, the command table and the error → exit-code mapping for parsing.
 #include "context.hpp"
+#include "version.hpp"
 
-#include <fmt/core.h>
-
-#ifndef RMCP_VERSION
-#define RMCP_VERSION "0.0.0"
-#endif
+#include <fmt/format.h>
 
 namespace rmcp::cli {
 
@@ -20,7 +17,24 @@ constexpr const char* k_footer = R"(Exit codes:
   run returns its child's exit code (128+N for signal N)
 
 Environment: RMCP_ROOT (like --root), NO_COLOR, RMCP_DATA_DIR (shipped data).
-See `rmcp help COMMAND` and docs/ for details.)";
+See `rmcp help COMMAND [SUBCOMMAND]`, `man rmcp` and docs/ for details.)";
+
+// The help of `rmcp help WORD...`: the command (or nested subcommand) the words name; null
+// when they name none. CLI11's App::help() would describe the `help` command itself, the
+// one that was parsed, so the formatter is called directly.
+const CLI::App* help_target(const CLI::App& app, const std::vector<std::string>& words, std::string& usage_name) {
+    const CLI::App* target = &app;
+    usage_name = app.get_name();
+    for (const auto& word : words) {
+        const CLI::App* next = nullptr;
+        for (const CLI::App* sub : target->get_subcommands({}))
+            if (sub->get_name() == word && sub->get_name() != "help") next = sub;
+        if (!next) return nullptr;
+        target = next;
+        usage_name += " " + word;
+    }
+    return target;
+}
 }  // namespace
 
 int run(int argc, char** argv) {
@@ -30,7 +44,7 @@ int run(int argc, char** argv) {
     app.require_subcommand(0, 1);
     // Global options may follow the command (`rmcp detect --root DIR`), as SPEC.md writes them.
     app.fallthrough();
-    app.set_version_flag("--version", std::string("rmcp ") + RMCP_VERSION);
+    app.set_version_flag("--version", "rmcp " + std::string(rmcp_version()));
 
     app.add_option("--root", ctx.options.root, "Read the system from DIR instead of / (also RMCP_ROOT)")
         ->type_name("DIR");
@@ -56,30 +70,31 @@ int run(int argc, char** argv) {
     add_run_command(app, ctx, action);
     add_probe_command(app, ctx, action);
     add_snapshot_command(app, ctx, action);
+    add_completions_command(app, ctx, action);
 
     std::vector<std::string> help_topic;
     bool man = false;
-    auto* help = app.add_subcommand("help", "Show help for rmcp or one command");
-    help->add_option("command", help_topic, "Command to describe");
+    auto* help = app.add_subcommand("help", "List the commands, or show the help of one (rmcp help patch apply)");
+    help->add_option("command", help_topic, "Command, and subcommand, to describe")->type_name("COMMAND");
     help->add_flag("--man", man, "Print the manual page (roff), generated from these definitions");
     help->callback([&] {
         action = [&] {
+            // Every command checks --format, so a misspelt one is never ignored (exit 2).
+            if (const auto format = ctx.format({OutputFormat::text, OutputFormat::json}); !format)
+                return fail(ctx, format.error());
             if (man) {
                 fmt::print("{}", render_manpage(app));
                 return 0;
             }
-            if (help_topic.empty()) {
-                fmt::print("{}", app.help());
-                return 0;
-            }
-            CLI::App* sub = nullptr;
-            for (auto* candidate : app.get_subcommands({}))
-                if (candidate->get_name() == help_topic.front()) sub = candidate;
-            if (!sub || sub == help) {
-                ctx.diag.error(Error{"looking up help for", help_topic.front(), "no such command", ExitCode::usage});
+            std::string usage_name;
+            const CLI::App* target = help_target(app, help_topic, usage_name);
+            if (!target) {
+                ctx.diag.error(Error{"looking up help for", fmt::format("{}", fmt::join(help_topic, " ")),
+                                     "no such command (rmcp help lists them)", ExitCode::usage});
                 return static_cast<int>(ExitCode::usage);
             }
-            fmt::print("{}", sub->help(app.get_name()));  // "Usage: rmcp detect", as --help shows
+            // "Usage: rmcp patch apply ...", as `rmcp patch apply --help` shows.
+            fmt::print("{}", target->get_formatter()->make_help(target, usage_name, CLI::AppFormatMode::Normal));
             return 0;
         };
     });
@@ -91,10 +106,18 @@ int run(int argc, char** argv) {
     } catch (const CLI::CallForVersion& e) {
         return app.exit(e);
     } catch (const CLI::ParseError& e) {
-        ctx.diag.error(Error{"parsing arguments", "", e.what(), ExitCode::usage});
+        // Parsing stopped part-way: --format may not have been read yet, so look for it.
+        for (int i = 1; i < argc; ++i) {
+            const std::string_view a = argv[i];
+            if (a == "--") break;
+            if (a == "--format=json" || (a == "--format" && i + 1 < argc && std::string_view(argv[i + 1]) == "json"))
+                ctx.options.format = "json";
+        }
+        const int code = fail(ctx, Error{"parsing arguments", "", e.what(), ExitCode::usage});
         fmt::print(stderr, "Run 'rmcp --help' for usage.\n");
-        return static_cast<int>(ExitCode::usage);
+        return code;
     }
+
     ctx.options.color = color == "always" ? ColorMode::always : color == "never" ? ColorMode::never : ColorMode::automatic;
     ctx.diag.set_verbosity(ctx.options.quiet ? Verbosity::quiet
                                              : ctx.options.verbose ? Verbosity::verbose : Verbosity::normal);

@@ -1,6 +1,7 @@
 // `rmcp scan [PATH...]`: the GPU targets libraries really contain, and whether each GPU's
 // effective target is among them (docs/scan.md).
 #include "context.hpp"
+#include "json_output.hpp"
 
 #include "detect/detect.hpp"
 #include "scan/coverage.hpp"
@@ -8,6 +9,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <filesystem>
 
 namespace rmcp::cli {
 
@@ -111,15 +113,35 @@ void add_scan_command(CLI::App& app, Context& ctx, Action& action) {
                 if (!root) return fail(ctx, root.error());
                 report = scan::scan_installations(*root, detect(*root), limits);
             } else {
-                report = scan::scan_paths(paths, limits);
+                // Named paths are paths on this machine (not under --root), resolved by the same
+                // Root as everything else.
+                auto live = ctx.open_root_at("/");
+                if (!live) return fail(ctx, live.error());
+                std::vector<std::string> absolute;
+                for (const auto& p : paths) absolute.push_back(std::filesystem::absolute(p).lexically_normal().string());
+                report = scan::scan_paths(*live, absolute, limits);
             }
             for (const auto& f : report.files)
                 for (const auto& w : f.warnings)
                     ctx.diag.warning(fmt::format("scanning {} at offset {}: {}", f.path, w.offset, w.message));
-            if (*format == OutputFormat::json) fmt::print("{}\n", scan::scan_report_json(report).dump(2));
-            else print_report_text(report, installations, ctx.options.verbose, ctx.style());
+            const bool failed = !report.problems.empty() && !installations;
+            if (*format == OutputFormat::json) {
+                auto out = scan::scan_report_json(report);
+                // A named path that cannot be read fails the command: the error is part of the
+                // one JSON document (docs/exit-codes.md, "Errors as data").
+                if (failed) {
+                    const auto& first = report.problems.front();
+                    const auto colon = first.rfind(": ");
+                    out["error"] = error_json(Error{"scanning", colon == std::string::npos ? first : first.substr(0, colon),
+                                                    colon == std::string::npos ? "" : first.substr(colon + 2),
+                                                    ExitCode::usage});
+                }
+                fmt::print("{}", json_output(ctx, std::move(out)));
+            } else {
+                print_report_text(report, installations, ctx.options.verbose, ctx.style());
+            }
             for (const auto& p : report.problems) ctx.diag.error(Error{"scanning", p, "", ExitCode::usage});
-            return report.problems.empty() || installations ? 0 : static_cast<int>(ExitCode::usage);
+            return failed ? static_cast<int>(ExitCode::usage) : 0;
         };
     });
 }

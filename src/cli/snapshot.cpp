@@ -1,27 +1,68 @@
 // `rmcp snapshot -o FILE.tar.gz`: the support bundle that doubles as a test fixture.
 #include "context.hpp"
+#include "json_output.hpp"
 
 #include "snapshot/snapshot.hpp"
 
 #include <fmt/core.h>
+#include <nlohmann/json.hpp>
 
 namespace rmcp::cli {
+
+namespace {
+struct SnapshotArgs {
+    std::string output;
+    bool list = false;
+};
+
+int print_listing(Context& ctx, const SnapshotSummary& s, OutputFormat format) {
+    std::uint64_t total = 0;
+    for (const auto& e : s.entries) total += e.size;
+    if (format == OutputFormat::json) {
+        nlohmann::json entries = nlohmann::json::array();
+        for (const auto& e : s.entries) entries.push_back({{"path", e.path}, {"kind", e.kind}, {"size", e.size}});
+        fmt::print("{}", json_output(ctx, nlohmann::json{{"schema_version", 1}, {"entries", entries}, {"total_bytes", total}}));
+        return 0;
+    }
+    for (const auto& e : s.entries) fmt::print("{:>10}  {:<6}  {}\n", e.size, e.kind, e.path);
+    ctx.diag.verbose(fmt::format("{} bytes before compression", total));
+    return 0;
+}
+}  // namespace
 
 void add_snapshot_command(CLI::App& app, Context& ctx, Action& action) {
     auto* cmd = app.add_subcommand("snapshot", "Write a support bundle of everything detect reads");
     cmd->footer("Unpacked (tar xzf FILE), a snapshot works as --root and gives the same `detect` output.\n"
-                "Only the environment variables detect reports are kept from the process environment.");
-    static std::string output;
-    cmd->add_option("-o,--output", output, "Archive to write (FILE.tar.gz)")->required()->type_name("FILE");
-    cmd->callback([&] {
-        action = [&] {
+                "It holds only what detect needs: from /etc/passwd your own line, from /etc/group the groups\n"
+                "that own the GPU device nodes, from the dpkg status the ROCm, HIP and PyTorch packages, from\n"
+                "the environment the variables detect reports; binaries are left out (their size and version\n"
+                "go into .rmcp-meta), files over 4 MiB are cut (and the cut recorded). --list shows every path\n"
+                "and size that would go in, without writing anything. See docs/security.md.");
+    auto args = std::make_shared<SnapshotArgs>();
+    auto* out = cmd->add_option("-o,--output", args->output, "Archive to write (FILE.tar.gz)")->type_name("FILE");
+    auto* list = cmd->add_flag("--list", args->list, "Show what would go in (path, kind, size) and write nothing");
+    out->excludes(list);
+    cmd->callback([&ctx, &action, args] {
+        action = [&ctx, args] {
+            const auto format = ctx.format({OutputFormat::text, OutputFormat::json});
+            if (!format) return fail(ctx, format.error());
+            if (!args->list && args->output.empty())
+                return fail(ctx, Error{"parsing arguments", "", "snapshot needs -o/--output FILE.tar.gz (or --list)",
+                                       ExitCode::usage});
             auto root = ctx.open_root();
             if (!root) return fail(ctx, root.error());
-            auto summary = write_snapshot(*root, output);
+            if (args->list) {
+                auto listing = list_snapshot(*root);
+                if (!listing) return fail(ctx, listing.error());
+                return print_listing(ctx, *listing, *format);
+            }
+            nlohmann::json stamp = nlohmann::json::object();
+            stamp_versions(ctx, stamp);
+            auto summary = write_snapshot(*root, args->output, stamp);
             if (!summary) return fail(ctx, summary.error());
-            ctx.diag.verbose(fmt::format("wrote {}: {} files, {} links, {} directories, {} metadata records", output,
-                                         summary->files, summary->links, summary->directories,
-                                         summary->meta_records));
+            ctx.diag.verbose(fmt::format("wrote {} ({} bytes): {} files, {} links, {} directories, {} metadata records",
+                                         args->output, summary->archive_bytes, summary->files, summary->links,
+                                         summary->directories, summary->meta_records));
             return 0;
         };
     });

@@ -42,5 +42,15 @@ def rmcp():
     return Rmcp(binary)
 
 
+# Every JSON output carries these (the program's and the knowledge base's version); they
+# change with every commit and every kb edit, so goldens are compared without them.
+VERSION_KEYS = ("rmcp_version", "kb_version")
+
+
+def unversioned(doc):
+    """A JSON object without the version stamps, for comparing with a golden file."""
+    return {k: v for k, v in doc.items() if k not in VERSION_KEYS}
+
+
 def fixture_roots():
     return sorted(p for p in FIXTURES.iterdir() if p.is_dir()) if FIXTURES.exists() else []

@@ -24,7 +24,7 @@ import tomllib
 
 import pytest
 
-from conftest import FIXTURES, GOLDEN, REPO
+from conftest import FIXTURES, GOLDEN, REPO, unversioned
 
 sys.path.insert(0, str(FIXTURES))
 import make_libraries  # noqa: E402
@@ -116,7 +116,10 @@ def test_entries_are_well_formed():
         assert e["severity"] in SEVERITY_RANK
         assert e["references"] and all(r.startswith("https://") for r in e["references"])
         assert "applies" in e or "signatures" in e
-        if e["severity"] != "info" or "applies" in e:
+        if e["confidence"] == "generic":
+            # A family entry names no cause to fix: it says how to learn more.
+            assert e.get("next_step") and "applies" not in e, stem
+        elif e["severity"] != "info" or "applies" in e:
             assert e.get("fixes"), f"{stem} has no fix"
 
 
@@ -169,7 +172,7 @@ PROM_LINE = re.compile(r'^[a-zA-Z_:][a-zA-Z0-9_:]*(\{([a-zA-Z_][a-zA-Z0-9_]*="([
 
 def test_prometheus_format(rmcp):
     proc = rmcp("doctor", "--root", FIXTURES / "desktop-igpu-dgpu", "--format", "prometheus")
-    assert proc.returncode == 1
+    assert proc.returncode == 0  # critical findings, but the metrics say so (no --fail-on given)
     lines = proc.stdout.decode().splitlines()
     typed = set()
     for line in lines:
@@ -184,7 +187,7 @@ def test_prometheus_format(rmcp):
         assert line.split("{")[0].split(" ")[0] in typed, line
     assert 'rmcp_finding{id="override-cross-family",severity="critical",category="gpu-memory-fault",' \
            'confidence="reported",gpu="2"} 1' in lines
-    assert 'rmcp_findings_total{severity="critical"} 1' in lines
+    assert 'rmcp_findings{severity="critical"} 1' in lines
     assert "rmcp_amd_gpus 2" in lines
 
 
@@ -240,7 +243,7 @@ def test_missing_kb_dir_is_usage_error(rmcp, tmp_path):
 @pytest.mark.parametrize("fixture", sorted(p.parent.name for p in GOLDEN.glob("*/doctor.json")) if GOLDEN.exists() else [])
 def test_golden(rmcp, fixture):
     report, _ = doctor_json(rmcp, fixture)
-    assert report == json.loads((GOLDEN / fixture / "doctor.json").read_text())
+    assert unversioned(report) == json.loads((GOLDEN / fixture / "doctor.json").read_text())
 
 
 # ---------------------------------------------------------------------------------------------

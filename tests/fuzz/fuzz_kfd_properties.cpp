@@ -13,5 +13,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         if (props.bad_lines[i] <= props.bad_lines[i - 1]) std::abort();
     for (const auto& [key, value] : props.values)
         if (key.empty() || props.get(key) != value) std::abort();
+    // A key is either a value or bad (its last line decides), never both.
+    for (const auto& [key, line] : props.bad_values)
+        if (props.values.count(key) != 0 || line == 0 || props.bad_line_of(key) != line) std::abort();
     return 0;
 }

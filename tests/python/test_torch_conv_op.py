@@ -290,11 +290,14 @@ def test_depthwise_path_materialises_no_im2col():
         out = rt.conv(x, w, None, 1, 2, 1, 64)
         out.sum().backward()
     assert count_events(prof, "rmcp::columns") == 0
-    # An event's self_cpu_memory_usage is the sum of what that op allocated (several buffers
-    # for a backward op), so bound it against the im2col it must not build: 25 values per
-    # output element. The padded input and gradient buffers stay far below a quarter of it.
+    # An event's self_cpu_memory_usage is the sum of what that op allocated and did not free
+    # inside a child op. For the depthwise backward node that sum varies from run to run
+    # (0.7 to 8.4 MB measured here: per-thread partial buffers of the weight gradient and
+    # frees the profiler attributes elsewhere), so a quarter of the im2col was a flaky bound.
+    # The im2col it must not build is one buffer of 25 values per output element (13.1 MB);
+    # every op here must stay below it.
     largest = max(e.self_cpu_memory_usage for e in prof.events())
     im2col_bytes = 2 * 64 * 25 * 32 * 32 * 4
-    assert largest < im2col_bytes // 4
+    assert largest < im2col_bytes
     assert_close(out, F.conv2d(x, w, None, 1, 2, 1, 64), torch.float32)
 

@@ -3,13 +3,20 @@
 Import this before `rmcp`: it puts this checkout's python/ first on sys.path, so the tests
 run the code next to them whether or not scripts/setup.sh installed the .pth file. (No
 conftest.py here: tests/cli and tests/python run in one pytest session, and a second
-module named `conftest` would shadow tests/cli's.) The compiled operator is found in
-$RMCP_BUILD_DIR/python (default build/python).
+module named `conftest` would shadow tests/cli's.) The compiled operator is the one built
+for this torch (python/rmcp/torch/_build.py): $RMCP_BUILD_DIR/python (default build/python).
+
+With RMCP_TEST_INSTALLED=1 the tests use the rmcp package the interpreter has installed
+(tests/install/test_python_venv.py runs them so in a virtual environment).
 """
+import os
 import pathlib
 import sys
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "python"))
+REPO_PYTHON = pathlib.Path(__file__).resolve().parents[2] / "python"
+INSTALLED = bool(os.environ.get("RMCP_TEST_INSTALLED"))
+if not INSTALLED:
+    sys.path.insert(0, str(REPO_PYTHON))
 
 import pytest  # noqa: E402
 import torch  # noqa: E402

@@ -255,3 +255,25 @@ TEST(DpkgStatus, VersionBeforeStatusAndCrlf) {
               "1:2.0-1");
     EXPECT_FALSE(dpkg_installed_version("", "a").has_value());
 }
+
+// A key whose value is garbage, negative or too big for 64 bits is remembered as bad (with
+// its line), never read as 0 or as a value from an earlier line.
+TEST(KfdProperties, BadValuesAreRememberedByKey) {
+    const auto p = parse_kfd_properties("gfx_target_version 100300\n"
+                                        "simd_count -1\n"
+                                        "drm_render_minor 99999999999999999999999\n"
+                                        "fw_version\n"
+                                        "gfx_target_version garbage\n"
+                                        "vendor_id 4098\n");
+    EXPECT_FALSE(p.get("gfx_target_version"));  // the last line wins, and it is bad
+    EXPECT_EQ(p.bad_line_of("gfx_target_version"), 5U);
+    EXPECT_EQ(p.bad_line_of("simd_count"), 2U);
+    EXPECT_EQ(p.bad_line_of("drm_render_minor"), 3U);
+    EXPECT_EQ(p.bad_line_of("fw_version"), 4U);
+    EXPECT_EQ(p.get("vendor_id"), 4098U);
+    EXPECT_FALSE(p.bad_line_of("vendor_id"));
+    EXPECT_EQ(p.bad_lines, (std::vector<unsigned>{2, 3, 4, 5}));
+    const auto fixed = parse_kfd_properties("simd_count x\nsimd_count 80\n");
+    EXPECT_EQ(fixed.get("simd_count"), 80U);
+    EXPECT_FALSE(fixed.bad_line_of("simd_count"));
+}

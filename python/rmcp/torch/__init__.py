@@ -27,9 +27,13 @@ from . import _locate
 from .faultmap import FaultMap, FaultMapError, call_key
 
 __all__ = ["enable", "disable", "enabled", "stats", "safeguard", "decide_device", "conv",
-           "load_extension", "FaultMap", "FaultMapError", "POLICIES"]
+           "load_extension", "backend", "FaultMap", "FaultMapError", "POLICIES", "BACKENDS"]
 
 POLICIES = ("map", "always", "never")
+# How routed convolutions are computed: the C++ operator or its pure-Python fallback
+# ($RMCP_TORCH_BACKEND: auto, the default, takes the operator when it can be had).
+BACKENDS = ("auto", "compiled", "python")
+BACKEND_VARIABLE = "RMCP_TORCH_BACKEND"
 DISABLE_MIOPEN_VARIABLE = "RMCP_DISABLE_MIOPEN"
 _OPS = ("conv1d", "conv2d")
 _DIMS = {"conv1d": 1, "conv2d": 2}
@@ -56,30 +60,61 @@ class _State:
 
 _state = _State()
 _extension_loaded = ""  # the path once loaded
+_backend = None  # (name, detail) once chosen: ("compiled", library path) or ("python", why)
 
 
 # --- the operator -------------------------------------------------------------------------
 
 def load_extension():
-    """Loads librmcp_torch_ops.so into torch (torch.ops.rmcp.conv); returns its path."""
+    """Loads torch.ops.rmcp.conv, built for this torch, into torch; returns the library's path.
+
+    The library is $RMCP_TORCH_OPS, else one prebuilt for this torch's version, else one
+    compiled on first use into $XDG_CACHE_HOME/rmcp/torch-ops/<torch version>/ (a message says
+    so while it compiles). Raises RuntimeError saying what is missing when there is none.
+    """
     global _extension_loaded
     if _extension_loaded:
         return _extension_loaded
     import torch
-    candidates = _locate.ops_library_candidates()
-    for path in candidates:
-        if path.exists():
-            try:
-                torch.ops.load_library(str(path))
-            except OSError as error:
-                raise RuntimeError(
-                    f"rmcp: error: loading the torch extension {path}: {error} (was it built against "
-                    f"this PyTorch, {torch.__version__}? rebuild with scripts/setup.sh)") from error
-            _extension_loaded = str(path)
-            return _extension_loaded
-    raise RuntimeError("rmcp: error: loading the torch extension: none of "
-                       + ", ".join(map(str, candidates))
-                       + " exists (build it with scripts/setup.sh, or set RMCP_TORCH_OPS)")
+
+    from . import _build
+    try:
+        path = _build.find_library(torch)
+    except _build.ExtensionUnavailable as error:
+        raise _build.ExtensionUnavailable(f"rmcp: error: building torch.ops.rmcp.conv: {error}") from error
+    try:
+        torch.ops.load_library(str(path))
+    except OSError as error:
+        raise RuntimeError(
+            f"rmcp: error: loading the torch extension {path}: {error} (was it built against "
+            f"this PyTorch, {torch.__version__}? unset RMCP_TORCH_OPS to have rmcp build one)") from error
+    _extension_loaded = str(path)
+    return _extension_loaded
+
+
+def backend():
+    """The backend routed convolutions use, chosen on first call: ("compiled", library path)
+    or ("python", why the operator is not used). $RMCP_TORCH_BACKEND=python forces the
+    fallback, =compiled makes a missing operator an error; auto falls back with a warning."""
+    global _backend
+    if _backend is not None:
+        return _backend
+    choice = os.environ.get(BACKEND_VARIABLE, "auto") or "auto"
+    if choice not in BACKENDS:
+        raise ValueError(f"rmcp.torch: {BACKEND_VARIABLE} must be one of {BACKENDS}, got {choice!r}")
+    if choice == "python":
+        _backend = ("python", f"{BACKEND_VARIABLE}=python")
+        return _backend
+    from . import _build
+    try:
+        _backend = ("compiled", load_extension())
+    except _build.ExtensionUnavailable as error:
+        if choice == "compiled":
+            raise
+        warnings.warn(f"{error}; rmcp.torch uses its pure-Python im2col+GEMM fallback instead (correct, slower)",
+                      RuntimeWarning, stacklevel=3)
+        _backend = ("python", str(error).removeprefix("rmcp: error: "))
+    return _backend
 
 
 def conv(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, workspace_mb=None):
@@ -90,7 +125,12 @@ def conv(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, wo
     enable()'s value, else $RMCP_CONV_WORKSPACE_MB, else 256).
     """
     import torch
-    load_extension()
+    name, _ = backend()
+    if name == "compiled":
+        op, op_padding = torch.ops.rmcp.conv, torch.ops.rmcp.conv.padding
+    else:
+        from . import _fallback
+        op, op_padding = _fallback.conv, _fallback.conv_padding_mode
     dims = weight.dim() - 2
     if dims not in (1, 2):
         raise ValueError(f"rmcp.torch.conv: expected a conv1d or conv2d weight, got {tuple(weight.shape)}")
@@ -101,10 +141,9 @@ def conv(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, wo
         workspace_mb = _state.workspace_mb
     stride, dilation = _as_list(stride, dims), _as_list(dilation, dims)
     if isinstance(padding, str):
-        out = torch.ops.rmcp.conv.padding(input, weight, bias, stride, padding, dilation, groups, workspace_mb)
+        out = op_padding(input, weight, bias, stride, padding, dilation, groups, workspace_mb)
     else:
-        out = torch.ops.rmcp.conv(input, weight, bias, stride, _as_list(padding, dims), dilation, groups,
-                                  workspace_mb)
+        out = op(input, weight, bias, stride, _as_list(padding, dims), dilation, groups, workspace_mb)
     return out.squeeze(0) if unbatched else out
 
 
@@ -292,7 +331,7 @@ def enable(profile="auto", fault_map=None, policy="map", *, devices=("cuda",), w
     import torch.utils.data
 
     if policy != "never":
-        load_extension()  # fail now, not at the first convolution
+        backend()  # choose (build, or fall back) now, not at the first convolution
 
     _state.policy = policy
     _state.fault_map = loaded_map
@@ -360,7 +399,9 @@ def enabled():
 
 
 def stats():
-    """Calls per route since enable(): {"rmcp": n, "native": n, "conv1d": {...}, "conv2d": {...}, ...}."""
+    """Calls per route since enable(): {"rmcp": n, "native": n, "conv1d": {...}, "conv2d": {...}, ...};
+    "backend" says how routed calls are computed ("compiled", "python", or None before the
+    first choice) and "backend_detail" the library's path or why the fallback is used."""
     per_op = {op: dict(counts) for op, counts in _state.counts.items()}
     return {
         "rmcp": sum(c["rmcp"] for c in per_op.values()),
@@ -369,6 +410,8 @@ def stats():
         "policy": _state.policy,
         "fault_map_entries": len(_state.fault_map),
         "fault_map": _state.fault_map.source if len(_state.fault_map) else None,
+        "backend": _backend[0] if _backend else None,
+        "backend_detail": _backend[1] if _backend else None,
     }
 
 

@@ -35,13 +35,21 @@ public:
         if (!f) return f;
         return Fact<std::string>::known(std::string(trim(*f)), path);
     }
+    // A number file. Garbage, a negative or a huge number is unreadable (EINVAL) and listed
+    // with the other unreadable paths: a value, never a guess.
     Fact<std::uint64_t> number(const std::string& path, bool hex = false) {
         const auto f = line(path);
         if (!f) return f.state() == FactState::unreadable ? Fact<std::uint64_t>::unreadable(path, f.error())
                                                           : Fact<std::uint64_t>::absent(path);
         const auto v = hex ? parse_hex(*f) : parse_u64(*f);
-        if (!v) return Fact<std::uint64_t>::unreadable(path, EINVAL);
+        if (!v) return malformed<std::uint64_t>(path);
         return Fact<std::uint64_t>::known(*v, path);
+    }
+    // A value that was read but does not parse; `where` is the path or "path:line".
+    template <class T>
+    Fact<T> malformed(const std::string& where) {
+        m_facts.unreadable.push_back({where, EINVAL});
+        return Fact<T>::unreadable(where, EINVAL);
     }
     std::vector<std::string> list(const std::string& path) {
         auto r = m_root.list_dir(path);
@@ -334,6 +342,7 @@ void collect_drm_device(Collector& c, Gpu& gpu, const std::string& device_dir) {
     if (vendor && device)
         gpu.pci_id = Fact<std::string>::known(fmt::format("{:04x}:{:04x}", *vendor, *device), device_dir + "/device");
     gpu.revision = c.line(device_dir + "/revision");
+    if (gpu.revision && !parse_hex(*gpu.revision)) gpu.revision = c.malformed<std::string>(device_dir + "/revision");
     const auto sub_vendor = c.number(device_dir + "/subsystem_vendor", true);
     const auto sub_device = c.number(device_dir + "/subsystem_device", true);
     if (sub_vendor && sub_device)
@@ -425,21 +434,40 @@ void collect_gpus(Collector& c, Facts& facts, const std::map<std::string, std::s
             continue;
         }
         const auto props = parse_kfd_properties(*props_text);
-        const auto gfx_version = props.get("gfx_target_version").value_or(0);
-        if (gfx_version == 0 && props.get("simd_count").value_or(0) == 0) continue;  // a CPU node
         const std::string source = dir + "/properties";
-        fill_target(gpu, gfx_version, source);
+        // A CPU node says so with zeros; a node whose values are unreadable is kept, never
+        // taken for a CPU.
+        if (!props.bad_lines.empty() && !props.get("gfx_target_version") && !props.get("simd_count") &&
+            !props.bad_line_of("gfx_target_version") && !props.bad_line_of("simd_count")) {
+            // Nothing readable says what the node is: present but unreadable, as with EPERM,
+            // never taken for a CPU (and paired with its DRM device below).
+            c.malformed<std::uint64_t>(source);
+            gpu.visible = false;
+            facts.gpus.push_back(std::move(gpu));
+            continue;
+        }
+        const auto gfx_version = props.get("gfx_target_version");
+        if (gfx_version.value_or(0) == 0 && props.get("simd_count").value_or(0) == 0 &&
+            !props.bad_line_of("gfx_target_version") && !props.bad_line_of("simd_count"))
+            continue;
         const auto known = [&](const char* key) {
+            if (const auto line = props.bad_line_of(key)) return c.malformed<std::uint64_t>(fmt::format("{}:{}", source, *line));
             const auto v = props.get(key);
             return v ? Fact<std::uint64_t>::known(*v, source) : Fact<std::uint64_t>::absent(source);
         };
+        if (const auto bad = known("gfx_target_version"); bad.state() == FactState::unreadable) {
+            gpu.gfx_target_version = bad;
+            gpu.gfx_target = Fact<std::string>::unreadable(bad.source(), EINVAL);
+        } else {
+            fill_target(gpu, gfx_version.value_or(0), source);
+        }
         gpu.mec_firmware = known("fw_version");
         gpu.max_engine_clock_mhz = known("max_engine_clk_fcompute");
         gpu.drm_render_minor = known("drm_render_minor");
-        if (const auto simd = props.get("simd_count"), per_cu = props.get("simd_per_cu"); simd && per_cu && *per_cu)
+        if (const auto simd = known("simd_count"), per_cu = known("simd_per_cu"); simd && per_cu && *per_cu)
             gpu.compute_units = Fact<std::uint64_t>::known(*simd / *per_cu, source);
         gpu.asic_name = c.line(dir + "/name");
-        if (const auto vendor = props.get("vendor_id"), device = props.get("device_id"); vendor && device)
+        if (const auto vendor = known("vendor_id"), device = known("device_id"); vendor && device)
             gpu.pci_id = Fact<std::string>::known(fmt::format("{:04x}:{:04x}", *vendor, *device), source);
 
         // PCIe atomics: io_link flags bit 8 = no 64-bit atomics (kfd_topology.c).
@@ -448,11 +476,16 @@ void collect_gpus(Collector& c, Facts& facts, const std::map<std::string, std::s
             bool atomics = true;
             bool any = false;
             for (const unsigned link : numeric_entries(c.list(links_dir))) {
-                const auto link_text = c.text(fmt::format("{}/{}/properties", links_dir, link));
+                const auto link_path = fmt::format("{}/{}/properties", links_dir, link);
+                const auto link_text = c.text(link_path);
                 if (!link_text) continue;
+                const auto link_props = parse_kfd_properties(*link_text);
+                if (const auto bad = link_props.bad_line_of("flags")) {
+                    c.malformed<std::uint64_t>(fmt::format("{}:{}", link_path, *bad));
+                    continue;
+                }
                 any = true;
-                if (const auto flags = parse_kfd_properties(*link_text).get("flags"); flags && (*flags & 8U))
-                    atomics = false;
+                if (const auto flags = link_props.get("flags"); flags && (*flags & 8U)) atomics = false;
             }
             if (any) gpu.pcie_atomics = Fact<bool>::known(atomics, links_dir);
         }
@@ -522,8 +555,10 @@ void collect_access(Collector& c, Facts& facts) {
 }  // namespace
 
 bool is_relevant_env(std::string_view name) {
-    static constexpr std::array<std::string_view, 9> k_prefixes{
-        "HSA_", "HIP_", "ROCR_", "ROCM_", "MIOPEN_", "ROCBLAS_", "PYTORCH_", "AMD_", "GPU_"};
+    // TORCH_ROCM_: PyTorch's ROCm switches (TORCH_ROCM_AOTRITON_ENABLE_EXPERIMENTAL turns on
+    // the flash/memory-efficient attention kernels for consumer GPUs).
+    static constexpr std::array<std::string_view, 10> k_prefixes{
+        "HSA_", "HIP_", "ROCR_", "ROCM_", "MIOPEN_", "ROCBLAS_", "PYTORCH_", "AMD_", "GPU_", "TORCH_ROCM_"};
     static constexpr std::array<std::string_view, 6> k_exact{
         "CUDA_VISIBLE_DEVICES", "LD_LIBRARY_PATH", "LD_PRELOAD", "VIRTUAL_ENV", "CONDA_PREFIX", "RMCP_PROFILE"};
     return std::any_of(k_prefixes.begin(), k_prefixes.end(), [&](auto p) { return name.starts_with(p); }) ||

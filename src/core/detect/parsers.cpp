@@ -38,6 +38,12 @@ std::optional<std::uint64_t> KfdProperties::get(std::string_view key) const {
     return it->second;
 }
 
+std::optional<unsigned> KfdProperties::bad_line_of(std::string_view key) const {
+    const auto it = bad_values.find(key);
+    if (it == bad_values.end()) return std::nullopt;
+    return it->second;
+}
+
 KfdProperties parse_kfd_properties(std::string_view text) {
     KfdProperties props;
     unsigned line_no = 0;
@@ -46,16 +52,17 @@ KfdProperties parse_kfd_properties(std::string_view text) {
         line = trim(line);
         if (line.empty()) continue;
         const auto sp = line.find_first_of(" \t");
-        if (sp == std::string_view::npos) {
-            props.bad_lines.push_back(line_no);
-            continue;
-        }
-        const auto value = parse_u64(line.substr(sp + 1));
+        // "key value"; a key with no value, or a value that is not a u64, marks the key bad.
+        const std::string key(line.substr(0, sp));
+        const auto value = sp == std::string_view::npos ? std::nullopt : parse_u64(line.substr(sp + 1));
         if (!value) {
             props.bad_lines.push_back(line_no);
+            props.values.erase(key);
+            props.bad_values.insert_or_assign(key, line_no);
             continue;
         }
-        props.values.insert_or_assign(std::string(line.substr(0, sp)), *value);
+        props.bad_values.erase(key);
+        props.values.insert_or_assign(key, *value);
     }
     return props;
 }

@@ -15,7 +15,11 @@ namespace rmcp {
 struct KfdProperties {
     std::map<std::string, std::uint64_t, std::less<>> values;
     std::vector<unsigned> bad_lines;  // 1-based line numbers that did not parse
+    // Keys whose (last) value is not an unsigned decimal that fits 64 bits: garbage, a
+    // negative or a huge number. Key → 1-based line. Such a key is not in `values`.
+    std::map<std::string, unsigned, std::less<>> bad_values;
     [[nodiscard]] std::optional<std::uint64_t> get(std::string_view key) const;
+    [[nodiscard]] std::optional<unsigned> bad_line_of(std::string_view key) const;
 };
 KfdProperties parse_kfd_properties(std::string_view text);
 

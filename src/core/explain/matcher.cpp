@@ -1,5 +1,6 @@
 #include "explain/matcher.hpp"
 
+#include "explain/db_cache.hpp"
 #include "util/aligned_buffer.hpp"
 #include "util/hyperscan.hpp"
 #include "util/strings.hpp"
@@ -10,6 +11,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cerrno>
 #include <cstring>
 #include <map>
@@ -105,9 +107,13 @@ Result<std::shared_ptr<const SignatureSet>> SignatureSet::compile(std::span<cons
     }
 
     auto db = std::make_unique<Database>();
+    // A large set is compiled once per knowledge base and then read back (db_cache.hpp).
+    const std::string cache_inputs = db_cache::inputs_blob(expressions, flags, ids, HS_MODE_STREAM);
+    db->db = db_cache::load(cache_inputs);
+    const auto compile_started = std::chrono::steady_clock::now();
     hs_compile_error_t* compile_error = nullptr;
-    if (hs_compile_multi(expressions.data(), flags.data(), ids.data(), static_cast<unsigned>(expressions.size()),
-                         HS_MODE_STREAM, nullptr, &db->db, &compile_error) != HS_SUCCESS) {
+    if (!db->db && hs_compile_multi(expressions.data(), flags.data(), ids.data(), static_cast<unsigned>(expressions.size()),
+                                    HS_MODE_STREAM, nullptr, &db->db, &compile_error) != HS_SUCCESS) {
         Error error{"compiling log signatures", "", compile_error ? compile_error->message : "unknown Hyperscan error",
                     ExitCode::usage};
         if (compile_error && compile_error->expression >= 0) {
@@ -129,6 +135,8 @@ Result<std::shared_ptr<const SignatureSet>> SignatureSet::compile(std::span<cons
         if (compile_error) hs_free_compile_error(compile_error);
         return error;
     }
+    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - compile_started).count() > db_cache::k_store_after_s)
+        db_cache::store(cache_inputs, db->db);
     if (hs_alloc_scratch(db->db, &db->scratch) != HS_SUCCESS)
         return Error{"allocating Hyperscan scratch space", "", "out of memory", ExitCode::environment};
     set->m_db = std::move(db);

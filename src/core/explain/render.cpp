@@ -165,7 +165,11 @@ nlohmann::json render_json(const ExplainReport& report) {
     using nlohmann::json;
     json inputs = json::array();
     for (const auto& in : report.inputs)
-        inputs.push_back({{"source", in.source}, {"bytes", in.bytes}, {"lines", in.lines}, {"complete", in.complete}});
+        inputs.push_back({{"source", in.source},
+                          {"bytes", in.bytes},
+                          {"lines", in.lines},
+                          {"complete", in.complete},
+                          {"error", in.error.empty() ? json(nullptr) : json(in.error)}});
     json problems = json::array();
     std::size_t rank = 0;
     for (const auto& d : report.diagnoses) {

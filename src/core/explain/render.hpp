@@ -20,6 +20,7 @@ struct InputSummary {
     std::uint64_t bytes = 0;
     std::uint64_t lines = 0;
     bool complete = true;  // false when reading it failed part-way
+    std::string error;     // why it is not complete (the message of the failure); empty when complete
 };
 
 struct ExplainReport {

@@ -3,7 +3,12 @@
 // target before touching anything, writes atomically, and can roll any transaction back
 // byte-for-byte (content and mode, or absence). Journals live under
 // $XDG_STATE_HOME/rmcp/transactions/<id>/ (user targets only) or
-// /var/lib/rmcp/transactions/<id>/ (any /etc target) — all paths inside the Root.
+// /var/lib/rmcp/transactions/<id>/ (any /etc target) — all paths inside the Root, and every
+// file is opened through it (docs/security.md).
+//
+// A journal is data from an untrusted place: every field is checked when it is read
+// (docs/patches.md, "Journal"); one that fails is reported as corrupt, never trusted, and
+// never keeps the other transactions from being listed or rolled back.
 #pragma once
 
 #include "patch/patch.hpp"
@@ -48,7 +53,8 @@ struct Transaction {
     std::string journal_dir;                // logical path of the transaction dir
     bool system = false;
     std::string created;                    // UTC time, ISO 8601
-    [[nodiscard]] bool interrupted() const { return state == TxnState::applying && !in_progress; }
+    std::string corrupt;                    // why the journal cannot be trusted; empty when valid
+    [[nodiscard]] bool interrupted() const { return corrupt.empty() && state == TxnState::applying && !in_progress; }
 };
 
 std::string_view txn_state_name(TxnState s);
@@ -69,8 +75,15 @@ Result<std::string> resolve_target(const Root& root, const std::string& path,
 // failed too (the message names the files, the journal and the command to retry).
 Result<ApplyOutcome> apply_plan(const Root& root, const Plan& plan, const ApplyOptions& options);
 
-// All transactions, oldest first (user and system journals).
+// All transactions, oldest first (user and system journals); corrupt journals are listed
+// with Transaction::corrupt set. When no apply or rollback holds a journal's lock, the
+// temporary files a killed apply left (next to targets, in transaction directories) are
+// removed on the way.
 Result<std::vector<Transaction>> list_transactions(const Root& root, const std::map<std::string, std::string>& env);
+
+// Reads journal.json text of the transaction directory `dir_name` and checks every field
+// (exposed for unit tests); errors say which field and why.
+Result<Transaction> parse_journal(std::string_view text, std::string_view dir_name);
 
 // Rolls back `id`, or the newest transaction not yet rolled back. Returns it; nullopt when
 // there was nothing to roll back.

@@ -133,7 +133,7 @@ nlohmann::json doctor_to_json(const kb::DoctorReport& r) {
     };
 }
 
-std::string render_doctor_prometheus(const kb::DoctorReport& r) {
+std::string render_doctor_prometheus(const kb::DoctorReport& r, double now_unix_s) {
     std::string out;
     out += "# HELP rmcp_finding A known ROCm problem that applies to this node (rmcp doctor); 1 while present.\n";
     out += "# TYPE rmcp_finding gauge\n";
@@ -144,14 +144,21 @@ std::string render_doctor_prometheus(const kb::DoctorReport& r) {
                            kb::confidence_name(e.confidence), prom_escape(gpu_label(f)));
     }
     const auto n = count_by_severity(r);
-    out += "# HELP rmcp_findings_total Findings of rmcp doctor on this node, by severity.\n";
-    out += "# TYPE rmcp_findings_total gauge\n";
+    // A count of what holds now is a gauge, and only counters end in _total
+    // (https://prometheus.io/docs/practices/naming/).
+    out += "# HELP rmcp_findings Findings of rmcp doctor on this node, by severity.\n";
+    out += "# TYPE rmcp_findings gauge\n";
     for (const auto sev : {Severity::critical, Severity::warning, Severity::info})
-        out += fmt::format("rmcp_findings_total{{severity=\"{}\"}} {}\n", kb::severity_name(sev),
+        out += fmt::format("rmcp_findings{{severity=\"{}\"}} {}\n", kb::severity_name(sev),
                            n[static_cast<std::size_t>(sev)]);
     out += "# HELP rmcp_amd_gpus AMD GPUs rmcp detect found on this node.\n";
     out += "# TYPE rmcp_amd_gpus gauge\n";
     out += fmt::format("rmcp_amd_gpus {}\n", r.gpus);
+    // So an alert can tell a stale textfile from a healthy node (the textfile collector's
+    // own mtime metric says when the file changed, not that doctor ran).
+    out += "# HELP rmcp_last_run_timestamp_seconds When rmcp doctor wrote this (Unix time).\n";
+    out += "# TYPE rmcp_last_run_timestamp_seconds gauge\n";
+    out += fmt::format("rmcp_last_run_timestamp_seconds {:.3f}\n", now_unix_s);
     return out;
 }
 

@@ -15,6 +15,7 @@ inline constexpr int k_doctor_schema_version = 1;
 
 std::string render_doctor_text(const kb::DoctorReport& report, const Style& style);
 nlohmann::json doctor_to_json(const kb::DoctorReport& report);
-std::string render_doctor_prometheus(const kb::DoctorReport& report);
+// node_exporter's textfile format; `now_unix_s` becomes rmcp_last_run_timestamp_seconds.
+std::string render_doctor_prometheus(const kb::DoctorReport& report, double now_unix_s);
 
 }  // namespace rmcp

@@ -59,6 +59,8 @@ json attempt_json(const Attempt& a) {
                 {"stalled", a.stalled},
                 {"interrupted_by", a.forwarded_signal ? json(signal_name(a.forwarded_signal)) : json(nullptr)},
                 {"killed_after_interrupt", a.killed_after_interrupt},
+                {"ended_by_signal", a.ended_by_signal ? json(signal_name(a.ended_by_signal)) : json(nullptr)},
+                {"background_processes", a.background_processes},
                 {"bytes", {{"stdout", a.bytes_out}, {"stderr", a.bytes_err}}},
                 {"gpu_failure", a.gpu_failure},
                 {"matches", matches},

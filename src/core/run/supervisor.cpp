@@ -1,15 +1,18 @@
 #include "run/supervisor.hpp"
 
 #include "util/aligned_buffer.hpp"
+#include "util/strings.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
+#include <dirent.h>
 #include <poll.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
@@ -30,17 +33,34 @@ constexpr std::size_t k_tail_bytes = std::size_t{32} << 10;   // kept for the ex
 constexpr std::size_t k_recent_bytes = std::size_t{4} << 10;  // per stream, for match lines
 constexpr std::size_t k_excerpt_lines = 60;
 constexpr std::size_t k_line_cap = 1000;
-// Once the child has exited, its pipes may still be held by processes it started; stop
-// relaying when they have been quiet this long rather than waiting on them for ever.
-constexpr auto k_drain_quiet = std::chrono::milliseconds(1000);
 
 bool is_pipe(int fd) {
     struct stat st {};
     return fd >= 0 && ::fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode);
 }
 
+// Clamped, so that no value (NaN, inf, 1e99) reaches the conversion to an integer type,
+// which would be undefined (C++ [conv.fpint]) and did kill healthy children at once.
 std::chrono::milliseconds seconds_to_ms(double s) {
+    if (!(s > 0)) return std::chrono::milliseconds(0);
+    s = std::min(s, k_max_seconds);
     return std::chrono::milliseconds(static_cast<long long>(s * 1000.0 + 0.5));
+}
+
+// The processes of process group `pgid`, from /proc (those of the run left running).
+std::vector<int> processes_in_group(pid_t pgid) {
+    std::vector<int> out;
+    DIR* proc = ::opendir("/proc");
+    if (!proc) return out;
+    while (const dirent* ent = ::readdir(proc)) {
+        char* end = nullptr;
+        const long pid = std::strtol(ent->d_name, &end, 10);
+        if (*end != '\0' || pid <= 0) continue;
+        if (::getpgid(static_cast<pid_t>(pid)) == pgid) out.push_back(static_cast<int>(pid));
+    }
+    ::closedir(proc);
+    std::sort(out.begin(), out.end());
+    return out;
 }
 
 // Writes everything, waiting when the destination is non-blocking and full.
@@ -229,17 +249,30 @@ public:
 private:
     void relay_until_done(Clock::time_point t0) {
         auto last_output = t0;
-        std::optional<Clock::time_point> kill_at, drain_until;
+        std::optional<Clock::time_point> kill_at, drain_until, drain_limit;
         const bool watch_stall = m_options.stall_timeout_s > 0;
         const auto stall = seconds_to_ms(m_options.stall_timeout_s);
         for (;;) {
             const bool open = m_fds[0] >= 0 || m_fds[1] >= 0;
             if (m_done && !open) break;
             auto now = Clock::now();
-            if (m_done && !drain_until) drain_until = now + k_drain_quiet;
-            if (drain_until && now >= *drain_until) {
-                close_stream(0);
-                close_stream(1);
+            if (m_done && !drain_until) {
+                drain_until = now + k_drain_quiet;
+                drain_limit = now + k_drain_limit;
+            }
+            if (drain_until && (now >= *drain_until || now >= *drain_limit)) {
+                stop_relaying();
+                break;
+            }
+            if (m_end_at && now >= *m_end_at) {
+                // SIGTERM/SIGHUP were forwarded --kill-grace ago and the run goes on: end it.
+                ::kill(-m_pid, SIGKILL);
+                m_diag.note(fmt::format("still running {} s (--kill-grace) after SIG{}: killed process group {}; "
+                                        "ending",
+                                        m_options.kill_grace_s, ::sigabbrev_np(m_attempt.forwarded_signal), m_pid));
+                m_attempt.ended_by_signal = m_attempt.forwarded_signal;
+                reap_within(std::chrono::seconds(1));
+                stop_relaying();
                 break;
             }
             if (!m_done && watch_stall && !m_attempt.stalled && now - last_output >= stall) {
@@ -260,6 +293,8 @@ private:
             if (!m_done && watch_stall && !m_attempt.stalled) consider(last_output + stall);
             consider(kill_at);
             consider(drain_until);
+            consider(drain_limit);
+            consider(m_end_at);
             int timeout = -1;
             if (wake) {
                 const auto ms = std::chrono::ceil<std::chrono::milliseconds>(*wake - now).count();
@@ -281,6 +316,31 @@ private:
                         if (drain_until) drain_until = last_output + k_drain_quiet;
                     }
                 }
+        }
+    }
+
+    // Stops relaying with the pipes still open: whoever holds them is named in the report.
+    void stop_relaying() {
+        const bool open = m_fds[0] >= 0 || m_fds[1] >= 0;
+        close_stream(0);
+        close_stream(1);
+        if (!open || m_pid <= 0) return;
+        m_attempt.background_processes = processes_in_group(m_pid);
+        if (m_attempt.background_processes.empty()) return;
+        std::string pids;
+        for (const int pid : m_attempt.background_processes) pids += (pids.empty() ? "" : " ") + std::to_string(pid);
+        m_diag.note(fmt::format("the command exited but {} process(es) it started are still running and writing "
+                                "(pid {}); rmcp stopped relaying their output and leaves them running",
+                                m_attempt.background_processes.size(), pids));
+    }
+
+    // Waits (a bounded time: a process stuck in the GPU driver may not die at once) for the
+    // child after SIGKILL.
+    void reap_within(std::chrono::milliseconds limit) {
+        const auto until = Clock::now() + limit;
+        while (!m_done && Clock::now() < until) {
+            reap();
+            if (!m_done) ::usleep(10'000);
         }
     }
 
@@ -430,6 +490,14 @@ private:
                 forward(sig);
                 break;
             }
+            case SIGTERM:
+            case SIGHUP:
+                // The whole group hears it (even after the child exited: whatever it left
+                // running is the run too); after --kill-grace rmcp ends itself.
+                if (m_attempt.forwarded_signal == 0) m_attempt.forwarded_signal = sig;
+                ::kill(-m_pid, sig);
+                if (!m_end_at) m_end_at = Clock::now() + seconds_to_ms(m_options.kill_grace_s);
+                break;
             default: forward(sig); break;
             }
         }
@@ -496,6 +564,7 @@ private:
     std::unique_ptr<OutputWatcher> m_watcher;
     bool m_watcher_failed = false;
     std::optional<Clock::time_point> m_last_interrupt;
+    std::optional<Clock::time_point> m_end_at;  // SIGTERM/SIGHUP + --kill-grace
 };
 
 std::string rung_name(const Rung& rung) {
@@ -521,7 +590,22 @@ bool is_gpu_failure_category(std::string_view category) {
 }
 
 int Attempt::shell_code() const {
+    if (ended_by_signal != 0) return 128 + ended_by_signal;  // rmcp ended itself on that signal
     return end == AttemptEnd::signaled ? 128 + exit_status : exit_status;
+}
+
+Result<double> check_seconds(std::string_view text) {
+    const std::string s(trim(text));
+    char* end = nullptr;
+    errno = 0;
+    const double v = s.empty() ? 0 : std::strtod(s.c_str(), &end);
+    // Decimal only: strtod would also take hex floats, "inf" and "nan".
+    if (s.empty() || end != s.c_str() + s.size() || s.find_first_not_of("0123456789.eE+-") != std::string::npos)
+        return Error{"", std::string(text), "not a number of seconds", ExitCode::usage};
+    if (!std::isfinite(v) || v < 0 || v > k_max_seconds)
+        return Error{"", std::string(text),
+                     fmt::format("must be finite seconds from 0 to {:.0f} (30 days)", k_max_seconds), ExitCode::usage};
+    return v;
 }
 
 bool RunResult::incident() const {

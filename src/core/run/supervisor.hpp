@@ -6,6 +6,7 @@
 #include "run/spawn.hpp"
 #include "run/watcher.hpp"
 #include "util/diag.hpp"
+#include "util/error.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -30,8 +31,10 @@ struct RunOptions {
     std::vector<Rung> plan;            // attempt i runs under plan[i]; at least one rung
     Terminal terminal = Terminal::pipes;
     std::string log_path;              // "" : no log
+    // Seconds; anything outside [0, k_max_seconds] (NaN included) is clamped into it here,
+    // and the CLI refuses it outright (check_seconds).
     double stall_timeout_s = 0;        // 0 : never
-    double kill_grace_s = 5;           // SIGTERM → SIGKILL
+    double kill_grace_s = 5;           // SIGTERM → SIGKILL (a stall, or SIGTERM/SIGHUP to rmcp)
     double interrupt_window_s = 3;     // a second SIGINT within this kills the group
     std::string preload_library;       // "" : no allocation trace (--trace-alloc seam)
     WatcherFactory watcher;            // may be empty: nothing is recognised
@@ -62,6 +65,12 @@ struct Attempt {
     bool stalled = false;                // killed by rmcp after --stall-timeout of silence
     int forwarded_signal = 0;            // the first signal the user sent (0: none)
     bool killed_after_interrupt = false; // a second SIGINT
+    // SIGTERM or SIGHUP reached rmcp, was forwarded to the group, and the group still ran
+    // after --kill-grace: rmcp killed it and ends with 128+signal (0: not so).
+    int ended_by_signal = 0;
+    // Processes of the run still holding its output when rmcp stopped relaying (the drain
+    // after the child's exit is bounded: k_drain_limit); they are left running.
+    std::vector<int> background_processes;
     std::uint64_t bytes_out = 0, bytes_err = 0;
     std::vector<MatchSummary> matches;   // one per entry, in order of first appearance
     std::vector<std::string> excerpt;    // the last lines of output, both streams in arrival order
@@ -89,6 +98,16 @@ RunResult supervise(const RunOptions& options, Diagnostics& diag);
 
 // The id of the first match in a GPU category, for messages.
 std::string first_gpu_match(const Attempt& attempt);
+
+// The longest time option rmcp accepts: 30 days (docs/run.md, "Signals, stalls, exit status").
+inline constexpr double k_max_seconds = 30.0 * 24 * 3600;
+// After the child exits, output is relayed until its pipes close, they have been quiet for
+// k_drain_quiet, or k_drain_limit has passed, whichever comes first (docs/run.md, "Relay").
+inline constexpr std::chrono::milliseconds k_drain_quiet{1000};
+inline constexpr std::chrono::milliseconds k_drain_limit{2000};
+
+// A time option's value as seconds: finite, from 0 to k_max_seconds; the reason otherwise.
+Result<double> check_seconds(std::string_view text);
 
 // Exit code for a command that could not be started, as env(1) and the shells use it.
 inline constexpr int k_exit_not_found = 127;

@@ -11,28 +11,31 @@
 namespace rmcp::scan {
 
 Result<MappedFile> MappedFile::open(const std::string& path) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    // O_NONBLOCK: a FIFO given by mistake must not hang the scan (map() refuses it).
+    const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
     if (fd < 0) {
         const int err = errno;
         return Error{"opening", path, std::strerror(err), ExitCode::environment, err};
     }
+    auto mapped = map(fd, path);
+    ::close(fd);  // the mapping keeps the file alive
+    return mapped;
+}
+
+Result<MappedFile> MappedFile::map(int fd, std::string_view shown) {
+    const std::string path(shown);
     struct stat st {};
     if (::fstat(fd, &st) != 0) {
         const int err = errno;
-        ::close(fd);
         return Error{"inspecting", path, std::strerror(err), ExitCode::environment, err};
     }
-    if (!S_ISREG(st.st_mode)) {
-        ::close(fd);
-        return Error{"opening", path, "not a regular file", ExitCode::usage, 0};
-    }
+    if (!S_ISREG(st.st_mode)) return Error{"opening", path, "not a regular file", ExitCode::usage, 0};
     MappedFile f;
     f.m_size = static_cast<std::size_t>(st.st_size);
     if (f.m_size > 0) {
         void* p = ::mmap(nullptr, f.m_size, PROT_READ, MAP_PRIVATE, fd, 0);
         if (p == MAP_FAILED) {
             const int err = errno;
-            ::close(fd);
             return Error{"mapping", path, std::strerror(err), ExitCode::environment, err};
         }
         f.m_data = static_cast<const unsigned char*>(p);
@@ -42,7 +45,6 @@ Result<MappedFile> MappedFile::open(const std::string& path) {
         // explicitly (prefetch).
         ::madvise(p, f.m_size, MADV_RANDOM);
     }
-    ::close(fd);  // the mapping keeps the file alive
     return f;
 }
 

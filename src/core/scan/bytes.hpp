@@ -49,7 +49,11 @@ inline std::string_view as_chars(Bytes b) {
 // so the resident set does not grow with the file.
 class MappedFile {
 public:
+    // A file on this machine by path (tests, benchmarks); rmcp itself maps what Root opened.
     static Result<MappedFile> open(const std::string& path);
+    // Maps the regular file `fd` refers to (the descriptor may be closed afterwards);
+    // `shown` names it in errors.
+    static Result<MappedFile> map(int fd, std::string_view shown);
     MappedFile(MappedFile&& other) noexcept;
     MappedFile& operator=(MappedFile&& other) noexcept;
     MappedFile(const MappedFile&) = delete;

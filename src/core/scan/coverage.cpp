@@ -6,7 +6,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <filesystem>
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
 #include <map>
 #include <set>
 
@@ -49,16 +51,17 @@ public:
     InstallScanner(const Root& root, const ScanLimits& limits, ScanReport& report)
         : m_root(root), m_limits(limits), m_report(report) {}
 
-    // Scans `path` (a Root path) once; returns the index in report.files.
+    // Scans `path` (a Root path) once; returns the index in report.files. The file is
+    // opened by the walk that resolves it, so the path shown is the file that was read.
     std::optional<std::size_t> scan(const std::string& path) {
-        namespace fs = std::filesystem;
-        std::error_code ec;
-        const auto host = m_root.host_path(path);
-        const auto real = fs::weakly_canonical(host, ec);
-        const std::string key = ec ? host : real.string();
+        auto w = m_root.walk(path, O_RDONLY | O_NONBLOCK | O_NOCTTY, LinkPolicy::follow);
+        if (w.error != 0) {
+            m_report.problems.push_back(fmt::format("{}: {}", path, std::strerror(w.error)));
+            return std::nullopt;
+        }
+        const std::string key = w.resolved;
         if (auto it = m_seen.find(key); it != m_seen.end()) return it->second;
-        FileScan f = scan_file(key, m_limits);
-        f.path = shown_path(key, path);
+        FileScan f = scan_fd(w.fd.get(), key, m_limits);
         if (f.unreadable) {
             m_report.problems.push_back(fmt::format("{}: {}", f.path, f.warnings.empty() ? "" : f.warnings[0].message));
             m_seen[key] = std::nullopt;
@@ -115,15 +118,6 @@ public:
     }
 
 private:
-    // The path as the user knows it: the real file, relative to the Root.
-    std::string shown_path(const std::string& real, const std::string& listed) const {
-        const std::string base = m_root.base().string();
-        if (m_root.is_live()) return real;
-        if (real.starts_with(base) && (real.size() == base.size() || real[base.size()] == '/'))
-            return real.substr(base.back() == '/' ? base.size() - 1 : base.size());
-        return listed;
-    }
-
     const Root& m_root;
     const ScanLimits& m_limits;
     ScanReport& m_report;
@@ -251,16 +245,23 @@ ScanReport scan_installations(const Root& root, const Facts& facts, const ScanLi
     return report;
 }
 
-ScanReport scan_paths(const std::vector<std::string>& paths, const ScanLimits& limits) {
+ScanReport scan_paths(const Root& root, const std::vector<std::string>& paths, const ScanLimits& limits) {
     ScanReport report;
     std::set<std::string> done;
     for (const auto& p : paths) {
         std::vector<std::string> problems;
-        const auto files = collect_files(p, problems);
+        const auto files = collect_files(root, p, problems);
         report.problems.insert(report.problems.end(), problems.begin(), problems.end());
         for (const auto& f : files) {
             if (!done.insert(f).second) continue;
-            FileScan s = scan_file(f, limits);
+            // `f` is canonical: a link appearing in it now is refused, not followed.
+            auto fd = root.open_fd(f, O_RDONLY | O_NONBLOCK | O_NOCTTY, LinkPolicy::refuse);
+            FileScan s = fd ? scan_fd(fd->get(), f, limits) : FileScan{};
+            if (!fd) {
+                s.path = f;
+                s.unreadable = true;
+                s.warnings.push_back({0, fd.error().cause});
+            }
             if (s.unreadable) {
                 report.problems.push_back(fmt::format("{}: {}", f, s.warnings.empty() ? "" : s.warnings[0].message));
                 continue;

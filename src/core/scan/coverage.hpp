@@ -60,8 +60,9 @@ struct ScanReport {
 // visible GPU against every library that carries device code.
 ScanReport scan_installations(const Root& root, const Facts& facts, const ScanLimits& limits = {});
 
-// Scans files and directories named by the user (paths on this machine).
-ScanReport scan_paths(const std::vector<std::string>& paths, const ScanLimits& limits = {});
+// Scans files and directories named by the user: paths inside `root` (the CLI passes the
+// live root "/": paths on this machine, absolute).
+ScanReport scan_paths(const Root& root, const std::vector<std::string>& paths, const ScanLimits& limits = {});
 
 inline constexpr int k_scan_schema_version = 1;
 

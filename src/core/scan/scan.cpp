@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <filesystem>
 #include <set>
 #include <system_error>
 
@@ -427,8 +426,8 @@ FileScan scan_image(Bytes data, std::string_view name, const ScanLimits& limits,
     return out;
 }
 
-FileScan scan_file(const std::string& path, const ScanLimits& limits) {
-    auto mapped = MappedFile::open(path);
+namespace {
+FileScan scan_mapping(Result<MappedFile> mapped, const std::string& path, const ScanLimits& limits) {
     if (!mapped) {
         FileScan out;
         out.path = path;
@@ -439,39 +438,66 @@ FileScan scan_file(const std::string& path, const ScanLimits& limits) {
     // Name-only kinds are decided before any byte is touched.
     return scan_image(mapped->bytes(), path, limits, &*mapped);
 }
+}  // namespace
 
-std::vector<std::string> collect_files(const std::string& path, std::vector<std::string>& problems) {
-    namespace fs = std::filesystem;
-    std::set<std::string> found;
-    std::error_code ec;
-    const auto status = fs::status(path, ec);
-    if (ec || !fs::exists(status)) {
-        problems.push_back(fmt::format("{}: {}", path, ec ? ec.message() : "No such file or directory"));
-        return {};
+FileScan scan_file(const std::string& path, const ScanLimits& limits) {
+    return scan_mapping(MappedFile::open(path), path, limits);
+}
+
+FileScan scan_fd(int fd, const std::string& shown, const ScanLimits& limits) {
+    return scan_mapping(MappedFile::map(fd, shown), shown, limits);
+}
+
+namespace {
+// Depth-first over `dir` through the Root; `visited` holds the real directories seen, so a
+// link back up the tree is walked once.
+void collect_dir(const Root& root, const std::string& dir, int depth, std::set<std::string>& visited,
+                 std::set<std::string>& found, std::vector<std::string>& problems) {
+    constexpr int k_max_depth = 64;
+    auto names = root.list_dir(dir);
+    if (!names) {
+        problems.push_back(fmt::format("{}: {}", dir, names.error().cause));
+        return;
     }
-    if (!fs::is_directory(status)) {
-        const auto real = fs::weakly_canonical(path, ec);
-        found.insert(ec ? path : real.string());
-        return {found.begin(), found.end()};
-    }
-    fs::recursive_directory_iterator it(path, fs::directory_options::skip_permission_denied, ec);
-    if (ec) {
-        problems.push_back(fmt::format("{}: {}", path, ec.message()));
-        return {};
-    }
-    for (; it != fs::recursive_directory_iterator(); it.increment(ec)) {
-        if (ec) {
-            problems.push_back(fmt::format("{}: {}", it->path().string(), ec.message()));
-            ec.clear();
+    for (const auto& name : *names) {
+        const std::string path = (dir == "/" ? "" : dir) + "/" + name;
+        const auto st = root.stat(path);
+        if (!st) {
+            // Dangling links are normal in packaged trees; loops and the rest are worth a word.
+            if (st.error().os_error != ENOENT) problems.push_back(fmt::format("{}: {}", path, st.error().cause));
             continue;
         }
-        const auto& entry = *it;
-        std::error_code fec;
-        if (!entry.is_regular_file(fec) || !is_scannable_name(entry.path().filename().string())) continue;
+        if (st->type == FileType::directory) {
+            const auto real = root.canonical(path);
+            if (!real || depth >= k_max_depth || !visited.insert(*real).second) continue;
+            collect_dir(root, path, depth + 1, visited, found, problems);
+            continue;
+        }
+        if (st->type != FileType::regular || !is_scannable_name(name)) continue;
         // A library is usually reached through .so and .so.N links: scan the real file once.
-        const auto real = fs::weakly_canonical(entry.path(), fec);
-        found.insert(fec ? entry.path().string() : real.string());
+        if (const auto real = root.canonical(path)) found.insert(*real);
     }
+}
+}  // namespace
+
+std::vector<std::string> collect_files(const Root& root, const std::string& path, std::vector<std::string>& problems) {
+    std::set<std::string> found;
+    const auto st = root.stat(path);
+    if (!st) {
+        problems.push_back(fmt::format("{}: {}", path, st.error().cause));
+        return {};
+    }
+    const auto real = root.canonical(path);
+    if (!real) {
+        problems.push_back(fmt::format("{}: {}", path, real.error().cause));
+        return {};
+    }
+    if (st->type != FileType::directory) {
+        found.insert(*real);
+        return {found.begin(), found.end()};
+    }
+    std::set<std::string> visited{*real};
+    collect_dir(root, *real, 0, visited, found, problems);
     return {found.begin(), found.end()};
 }
 

@@ -7,6 +7,8 @@
 #include "scan/bytes.hpp"
 #include "scan/code_object.hpp"
 
+#include "root/root.hpp"
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -53,6 +55,8 @@ struct FileScan {
 
 // Scans one file at `path` (a path on this machine).
 FileScan scan_file(const std::string& path, const ScanLimits& limits = {});
+// Scans the regular file `fd` refers to (opened by Root); `shown` is its path in the report.
+FileScan scan_fd(int fd, const std::string& shown, const ScanLimits& limits = {});
 
 // Scans bytes already in memory (tests and the fuzz target); `name` decides name-only kinds.
 // `mapping`, when given, is the mapping `data` comes from: swept ranges are released.
@@ -69,7 +73,8 @@ std::optional<FileKind> name_only_kind(std::string_view name);
 bool is_scannable_name(std::string_view name);
 
 // Files to scan under `path` (itself when it is a file), recursively, de-duplicated by
-// their real path, sorted. Problems (unreadable directories) become warnings.
-std::vector<std::string> collect_files(const std::string& path, std::vector<std::string>& problems);
+// their real path inside `root` (Root::canonical), sorted. Problems (unreadable
+// directories, link loops) become warnings.
+std::vector<std::string> collect_files(const Root& root, const std::string& path, std::vector<std::string>& problems);
 
 }  // namespace rmcp::scan

@@ -8,8 +8,13 @@
 
 #include <fmt/format.h>
 
+#include "util/strings.hpp"
+
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <dirent.h>
+#include <fcntl.h>
 #include <map>
 #include <set>
 #include <sys/stat.h>
@@ -21,28 +26,28 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// "/a/b/../c" → "/a/c"; never climbs above "/".
-std::string normalise(std::string_view path) {
-    std::vector<std::string> parts;
-    std::size_t pos = 0;
-    while (pos <= path.size()) {
-        const auto end = std::min(path.find('/', pos), path.size());
-        const auto part = path.substr(pos, end - pos);
-        if (part == "..") {
-            if (!parts.empty()) parts.pop_back();
-        } else if (!part.empty() && part != ".") {
-            parts.emplace_back(part);
-        }
-        pos = end + 1;
-    }
-    std::string out;
-    for (const auto& p : parts) out += "/" + p;
-    return out.empty() ? "/" : out;
-}
-
 std::string parent_of(const std::string& path) {
     const auto slash = path.rfind('/');
     return slash == 0 || slash == std::string::npos ? "/" : path.substr(0, slash);
+}
+
+std::string file_name(const std::string& path) { return path.substr(path.rfind('/') + 1); }
+
+// "libamdhip64.so.5.2.21153" → "5.2.21153": what a library's file name says of its version.
+std::string version_from_name(const std::string& name) {
+    const auto so = name.find(".so.");
+    return so == std::string::npos ? std::string() : name.substr(so + 4);
+}
+
+// Which reduction a file gets, by where detect asked for it or where it really is.
+enum class Reduction { none, environ, passwd, group, dpkg_status };
+
+Reduction reduction_for(const std::string& path) {
+    if (path == "/proc/self/environ") return Reduction::environ;
+    if (path == "/etc/passwd") return Reduction::passwd;
+    if (path == "/etc/group") return Reduction::group;
+    if (path == "/var/lib/dpkg/status") return Reduction::dpkg_status;
+    return Reduction::none;
 }
 
 // What goes into the archive, keyed by root-relative absolute path.
@@ -51,94 +56,137 @@ struct Plan {
     std::set<std::string> directories;
     std::map<std::string, std::string> files;   // path → content
     std::map<std::string, std::uint32_t> modes;
+    std::set<std::string> binaries;
     std::vector<std::string> meta;
 };
 
 class Planner {
 public:
-    Planner(const Root& root, Plan& plan) : m_root(root), m_plan(plan) {}
+    Planner(const Root& root, const Facts& facts, Plan& plan) : m_root(root), m_facts(facts), m_plan(plan) {}
 
-    // Walks `path` component by component so every symlink on the way is kept as a link;
-    // returns the resolved path (within the root).
-    std::string resolve(const std::string& path, int depth = 0) {
-        if (depth > 32) return path;
-        // /proc/self points at the capturing process: keep its files as plain files.
-        if (path.starts_with("/proc/self/") || path == "/proc/self") return path;
-        std::string current;
-        std::size_t pos = 1;
-        while (pos <= path.size()) {
-            const auto end = std::min(path.find('/', pos), path.size());
-            current += "/" + path.substr(pos, end - pos);
-            pos = end + 1;
-            struct stat st {};
-            const auto hp = m_root.host_path(current);
-            if (::lstat(hp.c_str(), &st) != 0) return path;
-            if (S_ISLNK(st.st_mode)) {
-                auto target = m_root.read_link(current);
-                if (!target) return path;
-                m_plan.links.emplace(current, *target);
-                const auto base = target->starts_with('/') ? *target : parent_of(current) + "/" + *target;
-                const auto rest = pos <= path.size() ? path.substr(pos - 1) : std::string();
-                return resolve(normalise(base + rest), depth + 1);
-            }
-        }
-        return path;
+    // Device-node groups first: the /etc/group reduction keeps exactly those.
+    void note_devices(const std::set<std::string>& recorded) {
+        for (const auto& p : recorded)
+            if (p.starts_with("/dev/"))
+                if (const auto s = m_root.stat(p); s && (s->type == FileType::char_device || s->type == FileType::block_device))
+                    m_device_gids.push_back(s->gid);
     }
 
     void add(const std::string& recorded) {
         if (recorded == Root::k_meta_file) return;
-        const auto path = resolve(recorded);
-        struct stat st {};
-        const auto hp = m_root.host_path(path);
         // Errors and device nodes are what the metadata file is for. Ask the Root first: it
         // knows the errors and device nodes an unpacked snapshot or fixture carries in metadata.
+        if (const auto err = m_root.recorded_error(recorded)) {
+            m_plan.meta.push_back(fmt::format("error {} {}", recorded, errno_name(*err)));
+            keep_directory_of(recorded);
+            return;
+        }
         const auto s = m_root.stat(recorded);
         if (s && (s->type == FileType::char_device || s->type == FileType::block_device)) {
             m_plan.meta.push_back(format_meta_stat(recorded, *s));
             return;
         }
-        if (!s && s.error().os_error != ENOENT && s.error().os_error != ENOTDIR) {
-            m_plan.meta.push_back(fmt::format("error {} {}", recorded, errno_name(s.error().os_error)));
-            keep_parent(path);
-            return;
-        }
-        if (::lstat(hp.c_str(), &st) != 0) {
-            if (errno != ENOENT && errno != ENOTDIR)
-                m_plan.meta.push_back(fmt::format("error {} {}", recorded, errno_name(errno)));
+        // /proc/self points at the capturing process: keep its files as plain files there.
+        const bool proc_self = recorded.starts_with("/proc/self/");
+        // One walk resolves the path, reports the links it crosses (kept as links) and opens
+        // what it found: what is archived is what was resolved, inside the root.
+        std::map<std::string, std::string> crossed;
+        const LinkObserver observer = [&](const std::string& link, const std::string& target) {
+            crossed.emplace(link, target);
+        };
+        auto w = m_root.walk(recorded, O_RDONLY | O_NONBLOCK | O_NOCTTY, LinkPolicy::follow, &observer);
+        if (!proc_self) m_plan.links.insert(crossed.begin(), crossed.end());
+        if (w.error != 0) {
             // A missing file is a fact too, but its directory must survive: an empty
             // /opt/rocm-X.Y.Z or a KFD node whose files all fail still shows up in a listing.
-            keep_parent(path);
+            if (w.error != ENOENT && w.error != ENOTDIR)
+                m_plan.meta.push_back(fmt::format("error {} {}", recorded, errno_name(w.error)));
+            if (!proc_self) keep_directory(w.resolved);
+            return;
+        }
+        const std::string path = proc_self ? recorded : w.resolved;
+        struct stat st {};
+        if (::fstat(w.fd.get(), &st) != 0) {
+            m_plan.meta.push_back(fmt::format("error {} {}", recorded, errno_name(errno)));
             return;
         }
         if (S_ISDIR(st.st_mode)) {
-            if (auto listing = m_root.list_dir(path); !listing)
-                m_plan.meta.push_back(fmt::format("error {} {}", recorded, errno_name(listing.error().os_error)));
+            if (const int err = listing_error(w.fd.get()); err != 0)
+                m_plan.meta.push_back(fmt::format("error {} {}", recorded, errno_name(err)));
             m_plan.directories.insert(path);
             return;
         }
-        if (!S_ISREG(st.st_mode)) return;
-        auto content = m_root.read_file(path, std::size_t{64} << 20);
-        if (!content) {
-            m_plan.meta.push_back(fmt::format("error {} {}", recorded, errno_name(content.error().os_error)));
+        auto reduction = reduction_for(recorded);
+        if (reduction == Reduction::none) reduction = reduction_for(path);
+        // The dpkg status is read whole (it is reduced to a few paragraphs); the rest is cut
+        // at the cap, and the cut recorded.
+        const std::size_t cap = reduction == Reduction::dpkg_status ? std::size_t{64} << 20 : k_snapshot_file_cap;
+        std::string content;
+        bool truncated = false;
+        if (const int err = read_fd(w.fd.get(), cap, content, &truncated); err != 0) {
+            m_plan.meta.push_back(fmt::format("error {} {}", recorded, errno_name(err)));
             return;
         }
-        if (path == "/proc/self/environ") *content = filtered_environ(*content);
-        m_plan.files.emplace(path, std::move(*content));
-        m_plan.modes.emplace(path, static_cast<std::uint32_t>(st.st_mode & 07777));
+        switch (reduction) {
+        case Reduction::environ: content = filtered_environ(content); break;
+        case Reduction::passwd:
+            content = reduce_passwd(content, m_facts.user.uid ? std::optional<std::uint64_t>(*m_facts.user.uid)
+                                                              : std::nullopt);
+            break;
+        case Reduction::group: content = reduce_group(content, m_device_gids, m_facts.user.name.value_or("")); break;
+        case Reduction::dpkg_status: content = reduce_dpkg_status(content); break;
+        case Reduction::none:
+            if (looks_binary(content)) {
+                // Detect only asks whether a library exists: its size and version say enough.
+                const auto version = version_from_name(file_name(path));
+                m_plan.meta.push_back(fmt::format("binary {} size={}{}", path, st.st_size,
+                                                  version.empty() ? "" : " version=" + version));
+                m_plan.binaries.insert(path);
+                content.clear();
+                truncated = false;
+            }
+            break;
+        }
+        if (truncated)
+            m_plan.meta.push_back(st.st_size > 0 ? fmt::format("truncated {} size={}", path, st.st_size)
+                                                 : fmt::format("truncated {} size=>{}", path, cap));
+        m_plan.files.insert_or_assign(path, std::move(content));
+        m_plan.modes.insert_or_assign(path, static_cast<std::uint32_t>(st.st_mode & 07777));
     }
 
 private:
-    // Adds the deepest existing directory above `path` (never "/" itself).
-    void keep_parent(std::string path) {
-        while (true) {
-            path = parent_of(path);
-            if (path == "/") return;
-            struct stat st {};
-            if (::lstat(m_root.host_path(path).c_str(), &st) == 0) {
-                if (S_ISDIR(st.st_mode)) m_plan.directories.insert(path);
-                return;
-            }
+    // Adds `dir` (a resolved directory) unless it is the root itself.
+    void keep_directory(const std::string& dir) {
+        if (dir != "/" && !dir.empty()) m_plan.directories.insert(dir);
+    }
+
+    // Keeps the directory holding `path` as it really is (through the links on the way,
+    // which are kept as links), or the deepest one that exists.
+    void keep_directory_of(const std::string& path) {
+        if (path.starts_with("/proc/self/")) return;
+        const LinkObserver observer = [&](const std::string& link, const std::string& target) {
+            m_plan.links.emplace(link, target);
+        };
+        const auto w = m_root.walk(parent_of(normalise_path(path)), O_PATH, LinkPolicy::follow, &observer);
+        keep_directory(w.resolved);
+    }
+
+    // Whether the directory can be listed (EACCES on a directory detect lists is a fact).
+    static int listing_error(int fd) {
+        const int copy = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
+        if (copy < 0) return errno;
+        DIR* dir = ::fdopendir(copy);
+        if (!dir) {
+            const int err = errno;
+            ::close(copy);
+            return err;
         }
+        errno = 0;
+        while (::readdir(dir) != nullptr) {
+        }
+        const int err = errno;
+        ::closedir(dir);
+        return err;
     }
 
     // A support bundle must not leak secrets: keep only the variables detect reports.
@@ -150,7 +198,9 @@ private:
     }
 
     const Root& m_root;
+    const Facts& m_facts;
     Plan& m_plan;
+    std::vector<std::uint64_t> m_device_gids;
 };
 
 class ArchiveWriter {
@@ -204,17 +254,120 @@ private:
     bool m_ok = false;
 };
 
+std::string meta_text(const Plan& plan) {
+    std::string meta = "# rmcp snapshot metadata: what a plain file tree cannot hold\n";
+    for (const auto& m : plan.meta) meta += m + "\n";
+    return meta;
+}
+
+// Detect, recorded, then the plan of what goes in.
+std::pair<Plan, Facts> make_plan(const Root& root) {
+    root.start_recording();
+    Facts facts = detect(root);
+    root.stop_recording();
+    const std::set<std::string> recorded = root.recorded();  // a copy: planning reads through the Root too
+    Plan plan;
+    Planner planner(root, facts, plan);
+    planner.note_devices(recorded);
+    for (const auto& path : recorded) planner.add(path);
+    return {std::move(plan), std::move(facts)};
+}
+
+SnapshotSummary summarise(const Plan& plan, const std::string& meta, const std::string& facts_json) {
+    SnapshotSummary s;
+    s.files = plan.files.size();
+    s.links = plan.links.size();
+    s.directories = plan.directories.size();
+    s.meta_records = plan.meta.size();
+    for (const auto& d : plan.directories) s.entries.push_back({d, "dir", 0});
+    for (const auto& [p, target] : plan.links) s.entries.push_back({p, "link", target.size()});
+    for (const auto& [p, content] : plan.files)
+        s.entries.push_back({p, plan.binaries.contains(p) ? "binary" : "file", content.size()});
+    s.entries.push_back({std::string(Root::k_meta_file), "meta", meta.size()});
+    s.entries.push_back({"/facts.json", "meta", facts_json.size()});
+    std::sort(s.entries.begin(), s.entries.end(),
+              [](const SnapshotEntry& a, const SnapshotEntry& b) { return a.path < b.path; });
+    return s;
+}
+
 }  // namespace
 
-Result<SnapshotSummary> write_snapshot(const Root& root, const fs::path& output) {
-    root.start_recording();
-    const Facts facts = detect(root);
-    Plan plan;
-    Planner planner(root, plan);
-    for (const auto& path : root.recorded()) planner.add(path);
+std::string reduce_passwd(std::string_view passwd, std::optional<std::uint64_t> uid) {
+    std::string out;
+    if (!uid) return out;
+    for (auto line : split_lines(passwd)) {
+        // name:password:uid:gid:gecos:home:shell (passwd(5))
+        const auto first = line.find(':');
+        const auto second = first == std::string_view::npos ? first : line.find(':', first + 1);
+        const auto third = second == std::string_view::npos ? second : line.find(':', second + 1);
+        if (third == std::string_view::npos) continue;
+        if (parse_u64(line.substr(second + 1, third - second - 1)) == uid) {
+            out += line;
+            out += '\n';
+        }
+    }
+    return out;
+}
 
+std::string reduce_group(std::string_view group, const std::vector<std::uint64_t>& gids, std::string_view user) {
+    std::string out;
+    for (const auto& g : parse_group_file(group)) {
+        if (std::find(gids.begin(), gids.end(), g.gid) == gids.end()) continue;
+        const bool member = !user.empty() && std::find(g.members.begin(), g.members.end(), user) != g.members.end();
+        // Other people's names are not this bundle's business (group(5): name:password:gid:members).
+        out += fmt::format("{}:x:{}:{}\n", g.name, g.gid, member ? std::string(user) : std::string());
+    }
+    return out;
+}
+
+std::string reduce_dpkg_status(std::string_view status) {
+    // Package names of ROCm, HIP and PyTorch as Debian and Ubuntu ship them (libamdhip64-5,
+    // hipcc, librocrand1, rocminfo, libhsa-runtime64-1, libmiopen*, python3-torch, libtorch*,
+    // librccl1, ...), with "lib" and "python3-" taken off first.
+    static constexpr std::string_view k_prefixes[] = {"amd",  "hip",    "hsa",   "roc",      "miopen",
+                                                      "rccl", "torch",  "comgr", "migraphx", "tensile"};
+    std::string out;
+    std::size_t pos = 0;
+    while (pos < status.size()) {
+        auto end = status.find("\n\n", pos);
+        if (end == std::string_view::npos) end = status.size();
+        auto paragraph = status.substr(pos, end - pos);
+        pos = end + 2;
+        while (!paragraph.empty() && paragraph.back() == '\n') paragraph.remove_suffix(1);
+        std::string_view name;
+        for (auto line : split_lines(paragraph))
+            if (line.starts_with("Package:")) name = trim(line.substr(8));
+        std::string n = to_lower(name);
+        if (n.starts_with("lib")) n.erase(0, 3);
+        if (n.starts_with("python3-")) n.erase(0, 8);
+        if (name.empty() || std::none_of(std::begin(k_prefixes), std::end(k_prefixes),
+                                         [&](std::string_view p) { return n.starts_with(p); }))
+            continue;
+        if (!out.empty()) out += '\n';
+        out += paragraph;
+        out += '\n';
+    }
+    return out;
+}
+
+bool looks_binary(std::string_view bytes) {
+    if (bytes.starts_with("\x7f" "ELF")) return true;
+    return bytes.substr(0, 4096).find('\0') != std::string_view::npos;
+}
+
+Result<SnapshotSummary> list_snapshot(const Root& root) {
+    auto [plan, facts] = make_plan(root);
+    return summarise(plan, meta_text(plan), facts_to_json(facts).dump(2) + "\n");
+}
+
+Result<SnapshotSummary> write_snapshot(const Root& root, const fs::path& output, const nlohmann::json& stamp) {
+    auto [plan, facts] = make_plan(root);
     const auto la = libarchive();
     if (!la) return la.error();
+    const std::string meta = meta_text(plan);
+    auto facts_doc = facts_to_json(facts);
+    facts_doc.update(stamp);
+    const std::string facts_json = facts_doc.dump(2) + "\n";
     std::string bytes;
     {
         ArchiveWriter w(**la, bytes);
@@ -222,14 +375,14 @@ Result<SnapshotSummary> write_snapshot(const Root& root, const fs::path& output)
         for (const auto& d : plan.directories) w.directory(d);
         for (const auto& [p, target] : plan.links) w.link(p, target);
         for (const auto& [p, content] : plan.files) w.file(p, content, plan.modes.at(p));
-        std::string meta = "# rmcp snapshot metadata: what a plain file tree cannot hold\n";
-        for (const auto& m : plan.meta) meta += m + "\n";
         w.file(std::string(Root::k_meta_file), meta, 0644);
-        w.file("/facts.json", facts_to_json(facts).dump(2) + "\n", 0644);
+        w.file("/facts.json", facts_json, 0644);
         if (!w.close()) return Error{"writing snapshot", output.string(), w.error(), ExitCode::environment};
     }
     if (auto st = write_file_atomic(output.string(), bytes); !st) return st.error();
-    return SnapshotSummary{plan.files.size(), plan.links.size(), plan.directories.size(), plan.meta.size()};
+    auto summary = summarise(plan, meta, facts_json);
+    summary.archive_bytes = bytes.size();
+    return summary;
 }
 
 }  // namespace rmcp

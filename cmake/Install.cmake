@@ -1,0 +1,56 @@
+# `cmake --install BUILD [--prefix DIR]` and the .deb (cmake/Packaging.cmake) install the
+# same tree (docs/install.md, "Layout"):
+#   bin/rmcp
+#   share/rmcp/{kb,patches,profiles,probe}/      the data, found as ../share/rmcp from bin/
+#   share/rmcp/python/rmcp/                      the probe worker's package (rmcp probe's PYTHONPATH)
+#   lib/<multiarch>/rmcp/librmcp_preload.so      found by `rmcp run --trace-alloc` from bin/
+#   lib/python3/dist-packages/rmcp/              rmcp.torch for the system's python3, with the
+#                                                operator prebuilt for the torch it was built against
+#   share/man/man1/rmcp.1.gz, shell completions, share/doc/rmcp/
+install(TARGETS rmcp RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+if(TARGET rmcp_preload)
+  install(TARGETS rmcp_preload LIBRARY DESTINATION ${RMCP_INSTALL_PRIVLIBDIR})
+endif()
+
+foreach(dir kb patches profiles probe)
+  install(DIRECTORY ${PROJECT_SOURCE_DIR}/${dir}/ DESTINATION ${RMCP_INSTALL_DATADIR}/${dir}
+          FILES_MATCHING PATTERN "*.toml")
+endforeach()
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/python/rmcp/ DESTINATION ${RMCP_INSTALL_DATADIR}/python/rmcp
+        FILES_MATCHING PATTERN "*.py" PATTERN "__pycache__" EXCLUDE PATTERN "csrc" EXCLUDE)
+
+# rmcp.torch for the system's Python: the package, the operator's source (for other torches,
+# compiled on first use: docs/torch.md) and the operator built here with its torch-version stamp.
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/python/rmcp/ DESTINATION ${RMCP_PYTHON_INSTALL_DIR}/rmcp
+        FILES_MATCHING PATTERN "*.py" PATTERN "*.cpp" PATTERN "__pycache__" EXCLUDE)
+if(TARGET rmcp_torch_ops AND RMCP_TORCH_OPS_STAMP)
+  install(TARGETS rmcp_torch_ops LIBRARY DESTINATION ${RMCP_PYTHON_INSTALL_DIR}/rmcp/torch/prebuilt)
+  install(FILES ${RMCP_TORCH_OPS_STAMP} DESTINATION ${RMCP_PYTHON_INSTALL_DIR}/rmcp/torch/prebuilt)
+endif()
+
+# The manual page and the completions come from the built binary's own CLI definitions
+# (the one source of every option: src/cli/run_cli.cpp, src/cli/manpage.cpp).
+set(RMCP_SHELL_FILES_DIR ${CMAKE_BINARY_DIR}/shell-files)
+set(RMCP_SHELL_FILES
+  ${RMCP_SHELL_FILES_DIR}/rmcp.1.gz
+  ${RMCP_SHELL_FILES_DIR}/bash/rmcp
+  ${RMCP_SHELL_FILES_DIR}/zsh/_rmcp
+  ${RMCP_SHELL_FILES_DIR}/fish/rmcp.fish)
+add_custom_command(OUTPUT ${RMCP_SHELL_FILES}
+  COMMAND ${CMAKE_COMMAND} -DRMCP=$<TARGET_FILE:rmcp> -DOUT=${RMCP_SHELL_FILES_DIR}
+          -P ${PROJECT_SOURCE_DIR}/cmake/shell_files.cmake
+  DEPENDS rmcp ${PROJECT_SOURCE_DIR}/cmake/shell_files.cmake
+  COMMENT "rmcp: man page and shell completions from the CLI definitions"
+  VERBATIM)
+add_custom_target(rmcp_shell_files ALL DEPENDS ${RMCP_SHELL_FILES})
+install(FILES ${RMCP_SHELL_FILES_DIR}/rmcp.1.gz DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
+install(FILES ${RMCP_SHELL_FILES_DIR}/bash/rmcp DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions)
+install(FILES ${RMCP_SHELL_FILES_DIR}/zsh/_rmcp DESTINATION ${CMAKE_INSTALL_DATADIR}/zsh/vendor-completions)
+install(FILES ${RMCP_SHELL_FILES_DIR}/fish/rmcp.fish DESTINATION ${CMAKE_INSTALL_DATADIR}/fish/vendor_completions.d)
+
+# Documentation: the README, the architecture and docs/*.md (not the roff page, installed above).
+install(FILES ${PROJECT_SOURCE_DIR}/README.md ${PROJECT_SOURCE_DIR}/ARCHITECTURE.md
+              ${PROJECT_SOURCE_DIR}/packaging/copyright
+        DESTINATION ${CMAKE_INSTALL_DOCDIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs
+        FILES_MATCHING PATTERN "*.md")

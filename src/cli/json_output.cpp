@@ -1,0 +1,29 @@
+#include "json_output.hpp"
+
+#include "kb/content_hash.hpp"
+#include "version.hpp"
+
+#include <map>
+
+namespace rmcp::cli {
+
+void stamp_versions(const Context& ctx, nlohmann::json& doc) {
+    if (!doc.is_object()) return;
+    // One hash per kb directory per process: `run` and `probe` stamp more than one document.
+    static std::map<std::filesystem::path, nlohmann::json> hashes;
+    const auto dir = ctx.kb_dir();
+    auto it = hashes.find(dir);
+    if (it == hashes.end()) {
+        auto hash = kb::content_hash(dir);
+        it = hashes.emplace(dir, hash ? nlohmann::json(*hash) : nlohmann::json(nullptr)).first;
+    }
+    doc["rmcp_version"] = std::string(rmcp_version());
+    doc["kb_version"] = it->second;
+}
+
+std::string json_output(const Context& ctx, nlohmann::json doc) {
+    stamp_versions(ctx, doc);
+    return doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace rmcp::cli

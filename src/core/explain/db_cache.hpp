@@ -1,0 +1,36 @@
+// A cache of compiled Hyperscan databases (docs/PERFORMANCE.md, "Large knowledge bases").
+//
+// Compiling the signature set is linear in its size: 10,000 signatures take seconds. The
+// serialized database (hs_serialize_database) is kept under $XDG_CACHE_HOME/rmcp/ (default
+// ~/.cache/rmcp/), named by a hash of exactly what was compiled (every expression, flag and
+// id, the mode and the Hyperscan version): a different knowledge base gives a different
+// name. A file is used only if it is the user's own, not writable by others, its header,
+// size, checksum and stored inputs all match and Hyperscan deserializes it; on any mismatch
+// the set is compiled as if there were no cache, and the file rewritten.
+#pragma once
+
+#include <hs/hs.h>
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace rmcp::explain::db_cache {
+
+// Sets that take longer than this to compile are stored.
+inline constexpr double k_store_after_s = 0.25;
+
+// What a database is compiled from, serialized: the cache key and the check on load.
+std::string inputs_blob(const std::vector<const char*>& expressions, const std::vector<unsigned>& flags,
+                        const std::vector<unsigned>& ids, unsigned mode);
+// $XDG_CACHE_HOME/rmcp, else $HOME/.cache/rmcp; empty when neither is set.
+std::filesystem::path directory();
+// The cache file for `inputs` (in directory()).
+std::filesystem::path file_for(std::string_view inputs);
+// A database compiled from exactly `inputs`, or nullptr (absent, foreign, corrupt, stale).
+hs_database_t* load(std::string_view inputs);
+// Stores `db` for `inputs`; failures are silent (the cache is only a cache).
+void store(std::string_view inputs, const hs_database_t* db);
+
+}  // namespace rmcp::explain::db_cache
