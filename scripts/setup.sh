@@ -17,6 +17,9 @@ PACKAGES=(
   # the installed-product tests (tests/install): a venv with Debian's setuptools and wheel
   # (pip install --no-build-isolation ./python), dpkg-shlibdeps for the .deb's Depends, man -l
   python3-venv python3-pip python3-setuptools python3-wheel dpkg-dev man-db
+  # tests/cli/test_probe_report.py loads `rmcp probe --html` pages in a real browser
+  # (headless). About 80 MB; installed in under 10 s on the build VM.
+  chromium
 )
 
 missing=()

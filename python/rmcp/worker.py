@@ -1,14 +1,17 @@
 """The probe worker: runs ONE convolution scenario and prints ONE JSON line.
 
     python -m rmcp.worker SCENARIO [--device cpu|cuda] [--repeat N] [--warmup N]
+    python -m rmcp.worker --serve --control-fd FD        (the fork server, rmcp/zygote.py)
 
 SCENARIO is a JSON object (what `rmcp probe` passes) or a scenario id from the catalogue
 (probe/catalogue.toml, or --catalogue FILE; reading TOML needs Python 3.11's tomllib).
 
 The worker runs in the user's interpreter (`rmcp probe --python PY`), so it uses only the
-standard library and torch. `rmcp probe` starts one worker per (scenario, configuration):
-a GPU memory fault aborts the process, a hung kernel never returns, and neither may take
-the probe down with it. What the worker does:
+standard library and torch. `rmcp probe` runs every (scenario, configuration) in its own
+process: a GPU memory fault aborts the process, a hung kernel never returns, and neither
+may take the probe down with it. Those processes are forked from one fork server that has
+imported torch once (rmcp/zygote.py); run as a command, the worker does the same work for
+one scenario in its own interpreter. What it does:
 
 1. builds the tensors from a fixed seed in float64 on the CPU and casts them to the
    scenario's dtype and device;
@@ -133,21 +136,36 @@ def validate(spec):
 
 # --------------------------------------------------------------------------- injector
 
+# Faults that act on the fork server rather than on the scenario (python/rmcp/zygote.py).
+_ZYGOTE_FAULTS = ("kill-zygote",)
+
+
+def zygote_fault(text, scenario):
+    """TEST ONLY: the fork-server fault planted for this scenario, if any."""
+    return _Injector(text, scenario, kinds=_ZYGOTE_FAULTS).failure
+
+
 class _Injector:
     """TEST ONLY. RMCP_PROBE_INJECT='{"faults": [FAULT, ...]}' (or a bare list), where
-    FAULT = {"failure": "crash"|"hang"|"wrong"|"error",
+    FAULT = {"failure": "crash"|"hang"|"wrong"|"error"|"kill-zygote",
              "scenarios": ["glob", ...],      # scenario ids it applies to (default: all)
              "when": {"VAR": "value", ...},   # fires only if all of these hold
-             "unless": {"VAR": "value", ...}} # suppressed if all of these hold
-    An empty value in "when"/"unless" means "unset or empty"."""
+             "unless": {"VAR": "value", ...}, # suppressed if all of these hold
+             "once": "/path/marker"}          # fires only where it creates this file
+    An empty value in "when"/"unless" means "unset or empty". "kill-zygote" makes the
+    child SIGKILL the fork server that forked it, then run the scenario normally."""
 
-    def __init__(self, text, scenario):
+    def __init__(self, text, scenario, kinds=None):
         self.failure = None
         if not text:
             return
         data = json.loads(text)
         faults = data.get("faults", []) if isinstance(data, dict) else data
         for fault in faults:
+            if kinds is not None and fault["failure"] not in kinds:
+                continue
+            if kinds is None and fault["failure"] in _ZYGOTE_FAULTS:
+                continue
             patterns = fault.get("scenarios", ["*"])
             if not any(fnmatch.fnmatchcase(scenario, p) for p in patterns):
                 continue
@@ -156,8 +174,19 @@ class _Injector:
             unless = fault.get("unless", {})
             if unless and self._holds(unless):
                 continue
+            if fault.get("once") and not self._first_time(fault["once"]):
+                continue
             self.failure = fault["failure"]
             return
+
+    @staticmethod
+    def _first_time(marker):
+        """"once": a marker file; the fault fires only for the child that creates it."""
+        try:
+            os.close(os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+            return True
+        except FileExistsError:
+            return False
 
     @staticmethod
     def _holds(conditions):
@@ -212,24 +241,48 @@ def _output_shape(spec):
 
 
 class Case:
-    """Tensors and the operation of one scenario on one device."""
+    """Tensors and the operation of one scenario on one device.
+
+    Inputs come from one generator in a fixed order (input, weight, then the output
+    gradient), so a tensor drawn late never changes the ones drawn before it: the output
+    gradient is drawn only when a backward direction needs it, and float64 copies only of
+    the rows the reference uses. A half-precision scenario that this build cannot run
+    fails before the expensive part."""
 
     def __init__(self, torch, spec, device, seed):
         self.torch, self.spec, self.device = torch, spec, device
         self.dtype = getattr(torch, spec["dtype"])
         self.conv = _functional(torch, spec["op"])
-        gen = torch.Generator().manual_seed(seed)
+        self._gen = torch.Generator().manual_seed(seed)
         fan_in = math.prod(spec["weight"][1:])
         # Inputs are rounded to the scenario's dtype first, so the float64 reference sees
         # exactly what the device sees and only the computation's error is measured.
-        x = torch.randn(spec["input"], generator=gen, dtype=torch.float64).to(self.dtype)
-        w = (torch.randn(spec["weight"], generator=gen, dtype=torch.float64) / math.sqrt(fan_in)).to(self.dtype)
-        g = torch.randn(_output_shape(spec), generator=gen, dtype=torch.float64).to(self.dtype)
-        self.x64, self.w64, self.g64 = x.double(), w.double(), g.double()
-        self.x, self.w, self.g = x.to(device), w.to(device), g.to(device)
+        self._x = torch.randn(spec["input"], generator=self._gen, dtype=torch.float64).to(self.dtype)
+        self._w = (torch.randn(spec["weight"], generator=self._gen, dtype=torch.float64)
+                   / math.sqrt(fan_in)).to(self.dtype)
+        self._g = None
+        self.x, self.w = self._x.to(device), self._w.to(device)
         self.args = dict(stride=spec["stride"], padding=spec["padding"], dilation=spec["dilation"],
                          groups=spec["groups"])
         self._graph = None
+        self._g_device = None
+
+    def _grad_output(self):
+        if self._g is None:
+            self._g = torch_randn_like_output(self.torch, self.spec, self._gen).to(self.dtype)
+        return self._g
+
+    @property
+    def x64(self):
+        return self._x.double()
+
+    @property
+    def w64(self):
+        return self._w.double()
+
+    @property
+    def g64(self):
+        return self._grad_output().double()
 
     def prepare(self):
         """Forward pass whose graph the backward directions reuse on every timed call."""
@@ -240,25 +293,40 @@ class Case:
         w = self.w.detach().requires_grad_(direction == "backward_weight")
         y = self.conv(x, w, **self.args)
         self._graph = (y, x if direction == "backward_data" else w)
+        self._g_device = self._grad_output().to(self.device)
 
     def run(self):
         if self.spec["direction"] == "forward":
             with self.torch.no_grad():
                 return self.conv(self.x, self.w, **self.args)
         y, wrt = self._graph
-        (grad,) = self.torch.autograd.grad(y, wrt, self.g, retain_graph=True)
+        (grad,) = self.torch.autograd.grad(y, wrt, self._g_device, retain_graph=True)
         return grad
 
     def reference(self, ref_batch):
         """float64 on the CPU; forward and backward-data rows depend only on their own
-        batch item, so they are checked on the first ref_batch items (all for weights)."""
+        batch item, so they are checked on the first ref_batch items (all for weights).
+        Backward directions call the convolution's backward directly: the same kernel
+        autograd would call, without the forward pass autograd needs first."""
         torch, direction = self.torch, self.spec["direction"]
-        rows = self.x64.shape[0] if direction == "backward_weight" else min(ref_batch, self.x64.shape[0])
-        x, g = self.x64[:rows], self.g64[:rows]
+        batch = self._x.shape[0]
+        rows = batch if direction == "backward_weight" else min(ref_batch, batch)
+        x = self._x[:rows].double()
+        w = self._w.double()
         if direction == "forward":
-            return self.conv(x, self.w64, **self.args), rows
-        x = x.clone().requires_grad_(direction == "backward_data")
-        w = self.w64.clone().requires_grad_(direction == "backward_weight")
+            with torch.no_grad():
+                return self.conv(x, w, **self.args), rows
+        g = self._grad_output()[:rows].double()
+        backward = getattr(getattr(torch.ops, "aten", None), "convolution_backward", None)
+        if backward is not None:
+            rank = len(self.spec["stride"])
+            mask = [direction == "backward_data", direction == "backward_weight", False]
+            grads = backward(g, x, w, None, self.spec["stride"], self.spec["padding"], self.spec["dilation"],
+                             False, [0] * rank, self.spec["groups"], mask)
+            return grads[0] if direction == "backward_data" else grads[1], rows
+        # PyTorch before 1.11 has no convolution_backward operator: autograd.
+        x = x.requires_grad_(direction == "backward_data")
+        w = w.requires_grad_(direction == "backward_weight")
         y = self.conv(x, w, **self.args)
         (grad,) = torch.autograd.grad(y, x if direction == "backward_data" else w, g)
         return grad, rows
@@ -266,6 +334,10 @@ class Case:
     def synchronize(self):
         if self.device.startswith("cuda"):
             self.torch.cuda.synchronize()
+
+
+def torch_randn_like_output(torch, spec, generator):
+    return torch.randn(_output_shape(spec), generator=generator, dtype=torch.float64)
 
 
 def normalised_error(torch, result, reference):
@@ -351,6 +423,15 @@ EXIT_FOR_STATUS = {"ok": 0, "unsupported": 0, "wrong": 1, "error": 1, "no_torch"
 
 
 def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["--serve"]:
+        # The fork server (python/rmcp/zygote.py): `--serve --control-fd FD`.
+        serve = argparse.ArgumentParser(prog="python -m rmcp.worker --serve")
+        serve.add_argument("--serve", action="store_true")
+        serve.add_argument("--control-fd", type=int, required=True)
+        args = serve.parse_args(argv)
+        from rmcp import zygote
+        return zygote.main(args.control_fd)
     parser = argparse.ArgumentParser(prog="python -m rmcp.worker", description=__doc__.split("\n\n")[0])
     parser.add_argument("scenario", help="scenario id from the catalogue, or a JSON scenario object")
     parser.add_argument("--device", default="cpu", help="cpu or cuda (ROCm builds call the GPU cuda too)")

@@ -1,30 +1,45 @@
-// `rmcp probe`: the convolution suite, one child process per (scenario, configuration),
-// and --bisect over the workaround switches (docs/probe.md).
+// `rmcp probe`: the convolution suite, one child process per (scenario, configuration)
+// forked from the worker's fork server, --bisect over the workaround switches, and
+// `rmcp probe report` for a saved result (docs/probe.md).
 #include "context.hpp"
 #include "json_output.hpp"
 
 #include "detect/detect.hpp"
 #include "explain/matcher.hpp"
-#include "kb/kb.hpp"
 #include "facts/facts.hpp"
+#include "facts/facts_json.hpp"
+#include "kb/kb.hpp"
 #include "patch/profile.hpp"
 #include "probe/catalogue.hpp"
 #include "probe/probe.hpp"
 #include "probe/report.hpp"
 #include "probe/runner.hpp"
+#include "probe/view.hpp"
 #include "util/atomic_file.hpp"
 
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
+#include <memory>
+#include <optional>
+#include <set>
+#include <unistd.h>
 
 extern char** environ;
 
 namespace rmcp::cli {
 
 namespace {
+
+struct ReportOptions {
+    std::string result;
+    std::string html;
+};
 
 struct ProbeOptions {
     std::string python;
@@ -33,7 +48,8 @@ struct ProbeOptions {
     bool bisect = false;
     double timeout_s = 300;
     std::string save;
-    std::string device = "cpu";
+    std::string device = "auto";
+    std::string html;
     int repeat = 5;
     int warmup = 2;
     std::string catalogue;
@@ -96,20 +112,29 @@ std::vector<probe::Switch> usable_switches(Context& ctx, const probe::Catalogue&
 
 // Crashes are classified by the knowledge base's log signatures (the explain matcher):
 // the first entry whose signature matches the child's stderr names the failure. Without
-// a loadable knowledge base the exit signal and the telling stderr line remain.
+// a loadable knowledge base the exit signal and the telling stderr line remain. The
+// signature set is compiled at the first crash: a run without one never pays for it.
 probe::CrashClassifier crash_classifier(Context& ctx) {
-    auto kb = kb::load(ctx.kb_dir());
-    if (!kb) {
-        ctx.diag.verbose(fmt::format("crashes not matched against the knowledge base: {}", kb.error().message()));
-        return {};
-    }
-    auto set =
-        explain::SignatureSet::compile(kb->entries, explain::Reporting::first_only, explain::ContextWords::skip);
-    if (!set) {
-        ctx.diag.verbose(fmt::format("crashes not matched against the knowledge base: {}", set.error().message()));
-        return {};
-    }
-    return [set = *set](std::string_view text) {
+    auto compiled = std::make_shared<std::optional<std::shared_ptr<const explain::SignatureSet>>>();
+    return [&ctx, compiled](std::string_view text) -> std::string {
+        if (!*compiled) {
+            *compiled = std::shared_ptr<const explain::SignatureSet>{};
+            auto kb = kb::load(ctx.kb_dir());
+            if (!kb) {
+                ctx.diag.verbose(fmt::format("crashes not matched against the knowledge base: {}", kb.error().message()));
+                return "";
+            }
+            auto set = explain::SignatureSet::compile(kb->entries, explain::Reporting::first_only,
+                                                      explain::ContextWords::skip);
+            if (!set) {
+                ctx.diag.verbose(
+                    fmt::format("crashes not matched against the knowledge base: {}", set.error().message()));
+                return "";
+            }
+            *compiled = *set;
+        }
+        const auto& set = **compiled;
+        if (!set) return "";
         std::string entry;
         explain::LogScanner scanner(set, [&](const explain::Match& m) {
             if (entry.empty()) entry = set->signatures()[m.signature].entry_id;
@@ -119,9 +144,17 @@ probe::CrashClassifier crash_classifier(Context& ctx) {
     };
 }
 
+std::string clock_time(double seconds) {
+    const auto s = static_cast<long long>(std::llround(seconds));
+    if (s >= 3600) return fmt::format("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60);
+    return fmt::format("{}:{:02}", s / 60, s % 60);
+}
+
 void print_progress(Context& ctx, const probe::ProgressEvent& e) {
     if (ctx.options.quiet) return;
-    const std::string counter = e.total > 0 ? fmt::format("[{}/{}]", e.index, e.total) : fmt::format("[{}]", e.index);
+    std::string counter = e.total > 0 ? fmt::format("[{}/{}", e.index, e.total) : fmt::format("[{}", e.index);
+    if (e.eta_s && e.index < e.total) counter += ", ETA " + clock_time(*e.eta_s);
+    counter += "]";
     const std::string config =
         e.phase == "baseline" ? "" : fmt::format("{} {{{}}} ", e.phase, e.configuration->key());
     fmt::print(stderr, "{} {}{} {} {} {} … {}\n", counter, config, e.scenario->id, probe::direction_tag(e.scenario->direction),
@@ -135,13 +168,105 @@ std::string fault_map_path_for(const std::filesystem::path& profile) {
     return p.string();
 }
 
+// An output file's directory must exist and be writable before the suite runs: an hour of
+// probing must not end in "No such file or directory".
+Status check_output_path(const std::string& option, const std::string& file) {
+    const std::filesystem::path path = std::filesystem::absolute(file).lexically_normal();
+    const std::filesystem::path dir = path.parent_path();
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec))
+        return Error{"checking " + option, file, "is a directory; name a file", ExitCode::usage};
+    if (!std::filesystem::is_directory(dir, ec))
+        return Error{"checking " + option, file,
+                     fmt::format("directory {} does not exist", dir.string()), ExitCode::usage};
+    if (::access(dir.c_str(), W_OK) != 0)
+        return Error{"checking " + option, file,
+                     fmt::format("directory {}: {}", dir.string(), std::strerror(errno)), ExitCode::environment};
+    return ok_status();
+}
+
+std::string torch_build(const probe::Handshake& h) {
+    if (h.gpu_build == "hip") return "ROCm build";
+    if (h.gpu_build == "cuda") return "CUDA build";
+    return "CPU-only build";
+}
+
+// --device auto: the GPU when the interpreter's torch sees one, else the CPU (whose fault map
+// is empty by construction: PyTorch's CPU convolutions are not what fails in the field).
+Result<std::string> choose_device(Context& ctx, probe::ZygoteRunner& runner, const probe::Handshake& hs,
+                                  const std::string& asked, const std::string& python) {
+    if (asked == "cpu") return asked;
+    std::optional<probe::DeviceQuery> query;
+    if (!hs.gpu_build.empty()) {
+        auto q = runner.query_device();
+        if (!q) return q.error();
+        query = *q;
+    }
+    const bool seen = query && query->available;
+    if (asked != "auto") {
+        if (!seen)
+            return Error{"probing " + asked + " with", python,
+                         fmt::format("torch {} sees no GPU: {}", hs.torch_version,
+                                     query ? query->message : "this torch is a " + torch_build(hs)),
+                         ExitCode::environment};
+        return asked;
+    }
+    if (seen) {
+        ctx.diag.note(fmt::format("torch sees {} GPU{}: {}{}; probing cuda", query->count, query->count == 1 ? "" : "s",
+                                  query->name, query->gfx_target.empty() ? "" : " (" + query->gfx_target + ")"));
+        return std::string("cuda");
+    }
+    ctx.diag.warning(fmt::format("torch {} sees no GPU ({}): probing the CPU, so the fault map will be empty",
+                                 hs.torch_version, query ? query->message : "a " + torch_build(hs)));
+    return std::string("cpu");
+}
+
+// Variables each child reports as it saw them: every switch's, and the import-time ones.
+std::vector<std::string> reported_variables(const probe::Catalogue& catalogue,
+                                            const std::vector<probe::Switch>& switches) {
+    std::set<std::string> names(catalogue.import_time.begin(), catalogue.import_time.end());
+    for (const auto& sw : switches) {
+        for (const auto& [k, v] : sw.env) names.insert(k);
+        for (const auto& alt : sw.alternatives)
+            for (const auto& [k, v] : alt) names.insert(k);
+    }
+    return {names.begin(), names.end()};
+}
+
+Status write_html(Context& ctx, const nlohmann::json& result, const std::string& file, const std::string& source) {
+    auto page = probe::render_html(result, source);
+    if (!page) return page.error();
+    const std::string path = std::filesystem::absolute(file).lexically_normal().string();
+    if (auto s = write_file_atomic(path, *page); !s) return s;
+    ctx.diag.note(fmt::format("wrote {}", path));
+    return ok_status();
+}
+
+// JSON as is; text as the grid on a terminal, as a list elsewhere (pipes, files, tests).
+Status print_result(Context& ctx, OutputFormat format, const nlohmann::json& result) {
+    if (format == OutputFormat::json) {
+        fmt::print("{}", json_output(ctx, result));
+        return ok_status();
+    }
+    const auto layout = ::isatty(STDOUT_FILENO) == 1 ? probe::TextLayout::grid : probe::TextLayout::list;
+    auto text = probe::render_summary_text(result, ctx.style(), layout);
+    if (!text) return text.error();
+    fmt::print("{}", *text);
+    return ok_status();
+}
+
 int run_probe(Context& ctx, const ProbeOptions& o) {
     const auto format = ctx.format({OutputFormat::text, OutputFormat::json});
     if (!format) return fail(ctx, format.error());
-    if (o.device != "cpu" && o.device.rfind("cuda", 0) != 0)
-        return fail(ctx, Error{"choosing device", o.device, "use cpu or cuda (ROCm builds call the GPU cuda)",
+    if (o.device != "auto" && o.device != "cpu" && o.device.rfind("cuda", 0) != 0)
+        return fail(ctx, Error{"choosing device", o.device, "use auto, cpu or cuda (ROCm builds call the GPU cuda)",
                                ExitCode::usage});
-    if (o.timeout_s <= 0) return fail(ctx, Error{"setting --timeout", "", "must be positive", ExitCode::usage});
+    if (!(o.timeout_s > 0 && o.timeout_s <= 30 * 24 * 3600.0))
+        return fail(ctx, Error{"setting --timeout", "", "must be a positive number of seconds, at most 30 days",
+                               ExitCode::usage});
+    for (const auto& [option, file] : {std::pair{"--save", o.save}, std::pair{"--html", o.html}})
+        if (!file.empty())
+            if (auto s = check_output_path(option, file); !s) return fail(ctx, s.error());
 
     const std::filesystem::path catalogue_path =
         o.catalogue.empty() ? ctx.data_dir() / "probe" / "catalogue.toml" : std::filesystem::path(o.catalogue);
@@ -153,50 +278,118 @@ int run_probe(Context& ctx, const ProbeOptions& o) {
     auto python = probe::resolve_interpreter(o.python.empty() ? default_python() : o.python, getenv_or("PATH", "/usr/bin:/bin"));
     if (!python) return fail(ctx, python.error());
 
+    std::vector<probe::Switch> switches;
+    if (o.bisect) {
+        switches = usable_switches(ctx, *catalogue);
+    } else {
+        for (const auto& sw : catalogue->switches)
+            if (sw.profile.empty()) switches.push_back(sw);
+    }
+
     probe::WorkerOptions wo;
     wo.python = *python;
     wo.python_path = std::filesystem::absolute(ctx.data_dir() / "python").lexically_normal().string();
-    wo.device = o.device;
     wo.repeat = o.repeat;
     wo.warmup = o.warmup;
     wo.timeout = std::chrono::milliseconds(static_cast<long long>(o.timeout_s * 1000));
     for (char** e = environ; e && *e; ++e) wo.base_env.emplace_back(*e);
     wo.classify = crash_classifier(ctx);
-    probe::WorkerRunner runner(wo);
+    wo.import_time = catalogue->import_time;
+    wo.report_env = reported_variables(*catalogue, switches);
+    wo.notice = [&ctx](const std::string& message) { ctx.diag.warning(message); };
+    probe::ZygoteRunner runner(wo);
+
+    // The handshake: is it Python, is torch there (docs/probe.md, "The fork server").
+    auto hs = runner.start();
+    if (!hs) return fail(ctx, hs.error());
+    ctx.diag.note(fmt::format("probing {}: Python {}, torch {} ({})", *python, hs->python_version, hs->torch_version,
+                              torch_build(*hs)));
+    // The fork server must fork from a process without a device runtime or a thread pool
+    // (docs/probe.md, "The fork server"); a torch whose import starts either is named here.
+    if (hs->cuda_initialized || !hs->device_calls.empty() || hs->threads > 1)
+        ctx.diag.warning(fmt::format("after import torch the fork server has {} thread{}{}{}: children forked from it "
+                                     "may inherit a broken runtime or thread pool",
+                                     hs->threads, hs->threads == 1 ? "" : "s",
+                                     hs->cuda_initialized ? ", an initialised GPU runtime" : "",
+                                     hs->device_calls.empty() ? "" : ", device calls made"));
+    auto device_name = choose_device(ctx, runner, *hs, o.device, *python);
+    if (!device_name) return fail(ctx, device_name.error());
+    runner.set_device(*device_name);
 
     probe::Probe prober(runner, *scenarios, [&](const probe::ProgressEvent& e) { print_progress(ctx, e); });
     if (auto s = prober.run_baseline(); !s) return fail(ctx, s.error());
-    std::vector<probe::Switch> switches;
-    if (o.bisect) {
-        switches = usable_switches(ctx, *catalogue);
+    if (o.bisect)
         if (auto s = prober.bisect(switches); !s) return fail(ctx, s.error());
-    }
     const probe::ProbeRun run = prober.result();
-    const probe::DeviceInfo device = probe::device_info(run, o.device, *python);
+    const probe::DeviceInfo device = probe::device_info(run, *device_name, *python);
+    const bool passed = probe::passed(run);
 
+    nlohmann::json result = probe::probe_to_json(run, device);
+    result["python_version"] = hs->python_version;
+    result["torch_build"] = hs->gpu_build.empty() ? "cpu" : hs->gpu_build == "hip" ? "rocm" : hs->gpu_build;
+    result["fork_servers"] = runner.servers_started();
+    result["fork_server_restarts"] = runner.restarts();
+    result["profile"] = probe::chosen_profile_json(run, switches);
+    if (auto root = ctx.open_root()) result["machine"] = probe::machine_summary(facts_to_json(detect(*root)));
+
+    // Files first (the JSON names what was saved), the result printed in any case; a write
+    // that fails is reported after it, so a long run's result is never lost.
+    int exit_code = passed ? 0 : static_cast<int>(ExitCode::findings);
+    std::optional<Error> write_error;
     if (!o.save.empty()) {
         const std::filesystem::path profile_path = std::filesystem::absolute(o.save).lexically_normal();
         const std::string map_path = fault_map_path_for(profile_path);
-        const auto& winner = probe::winning_configuration(run);
-        const std::string name = profile_path.stem().string();
-        if (auto s = write_file_atomic(map_path, json_output(ctx, probe::fault_map_json(run, run.baseline, device))); !s)
-            return fail(ctx, s.error());
-        if (auto s = write_file_atomic(profile_path.string(),
-                                       probe::profile_toml(run, winner, switches, device, name, map_path));
-            !s)
-            return fail(ctx, s.error());
-        ctx.diag.note(fmt::format("saved profile {} and fault map {}", profile_path.string(), map_path));
+        if (auto s = write_file_atomic(map_path, json_output(ctx, probe::fault_map_json(run, run.baseline, device))); !s) {
+            write_error = s.error();
+        } else if (passed) {
+            const auto& winner = probe::winning_configuration(run);
+            if (auto w = write_file_atomic(profile_path.string(), probe::profile_toml(run, winner, switches, device,
+                                                                                     profile_path.stem().string(),
+                                                                                     map_path));
+                !w) {
+                write_error = w.error();
+            } else {
+                result["profile"]["saved_to"] = profile_path.string();
+                result["profile"]["fault_map"] = map_path;
+                ctx.diag.note(fmt::format("saved profile {} and fault map {}", profile_path.string(), map_path));
+            }
+        } else {
+            // A profile is a configuration under which every scenario passed; there is none.
+            // The fault map still says what fails by default (rmcp.torch routes around it).
+            ctx.diag.error(Error{"saving profile", profile_path.string(),
+                                 fmt::format("no configuration passed every scenario{}; no profile written "
+                                             "(the default configuration's failures are in {})",
+                                             o.bisect ? "" : " (the default failed; --bisect searches the switches)",
+                                             map_path),
+                                 ExitCode::findings});
+        }
     }
+    if (!o.html.empty() && !write_error)
+        if (auto s = write_html(ctx, result, o.html, "this run"); !s) write_error = s.error();
 
-    if (*format == OutputFormat::json)
-        fmt::print("{}", json_output(ctx, probe::probe_to_json(run, device)));
-    else
-        fmt::print("{}", probe::render_text(run, device));
+    if (auto s = print_result(ctx, *format, result); !s) return fail(ctx, s.error());
+    if (write_error) return fail(ctx, *write_error);
+    return exit_code;
+}
 
-    std::vector<std::string> all;
-    for (const auto& s : run.scenarios) all.push_back(s.id);
-    const bool passed = run.bisect ? run.bisect->found : run.baseline.passes(all);
-    return passed ? 0 : static_cast<int>(ExitCode::findings);
+// `rmcp probe report RESULT.json [--html FILE]`: a saved result as text (the grid on a
+// terminal) and, with --html, as one page.
+int run_report(Context& ctx, const ReportOptions& o) {
+    const auto format = ctx.format({OutputFormat::text, OutputFormat::json});
+    if (!format) return fail(ctx, format.error());
+    if (!o.html.empty())
+        if (auto s = check_output_path("--html", o.html); !s) return fail(ctx, s.error());
+    auto result = probe::load_result(o.result);
+    if (!result) return fail(ctx, result.error());
+    if (auto grid = probe::grid_from_json(*result); !grid) {
+        Error e = grid.error();
+        e.path = o.result + ": " + e.path;
+        return fail(ctx, e);
+    }
+    if (!o.html.empty())
+        if (auto s = write_html(ctx, *result, o.html, o.result); !s) return fail(ctx, s.error());
+    if (auto s = print_result(ctx, *format, *result); !s) return fail(ctx, s.error());
+    return 0;
 }
 
 }  // namespace
@@ -218,7 +411,9 @@ void add_probe_command(CLI::App& app, Context& ctx, Action& action) {
     cmd->add_option("--save", opts->save,
                     "Write the winning profile to FILE (TOML) and the fault map to FILE's stem + .faultmap.json")
         ->type_name("FILE");
-    cmd->add_option("--device", opts->device, "cpu or cuda (default cpu)")->type_name("DEV");
+    cmd->add_option("--device", opts->device,
+                    "auto, cpu or cuda (default auto: cuda when the interpreter's torch sees a GPU, else cpu)")
+        ->type_name("DEV");
     cmd->add_option("--repeat", opts->repeat, "Timed calls per scenario; the median counts (default 5)")
         ->check(CLI::Range(1, 1000))
         ->type_name("N");
@@ -227,9 +422,26 @@ void add_probe_command(CLI::App& app, Context& ctx, Action& action) {
         ->type_name("N");
     cmd->add_option("--catalogue", opts->catalogue, "Scenario catalogue (default: the shipped probe/catalogue.toml)")
         ->type_name("FILE");
+    cmd->add_option("--html", opts->html,
+                    "Also write the result as one self-contained HTML page: the scenario x configuration grid, the "
+                    "bisect path, the chosen profile and the machine's facts")
+        ->type_name("FILE");
+
+    auto ropts = std::make_shared<ReportOptions>();
+    auto* report = cmd->add_subcommand("report", "Show a saved result (rmcp probe --format json > FILE) as text, "
+                                                 "or as one HTML page with --html");
+    report->add_option("result", ropts->result, "The saved result (JSON)")->required()->type_name("RESULT.json");
+    report->add_option("--html", ropts->html, "Write the page to FILE")->type_name("FILE");
+    report->callback([&ctx, &action, ropts] { action = [&ctx, ropts] { return run_report(ctx, *ropts); }; });
     cmd->footer("Exit: 0 every scenario passes (with --bisect: a passing configuration was found), 1 failures "
-                "remain, 2 usage, 3 the interpreter is missing or cannot import torch. See docs/probe.md.");
-    cmd->callback([&ctx, &action, opts] { action = [&ctx, opts] { return run_probe(ctx, *opts); }; });
+                "remain (no profile is saved then), 2 usage (also: --save into a missing directory), 3 the "
+                "interpreter is missing, does not answer the handshake as Python, cannot import torch, or "
+                "--device cuda finds no GPU. See docs/probe.md.");
+    // CLI11 runs the parent's callback after a subcommand's: `probe report` keeps its action.
+    cmd->callback([&ctx, &action, opts, report] {
+        if (report->parsed()) return;
+        action = [&ctx, opts] { return run_probe(ctx, *opts); };
+    });
 }
 
 }  // namespace rmcp::cli

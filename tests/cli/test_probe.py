@@ -8,6 +8,7 @@ import json
 import math
 import os
 import pathlib
+import sys
 import tomllib
 
 import pytest
@@ -31,6 +32,8 @@ SWITCHES = [
 ]
 
 CATALOGUE = """
+import_time = ["PYTORCH_HIP_ALLOC_CONF"]
+
 [[family]]
 name = "tiny"
 op = "conv2d"
@@ -115,7 +118,10 @@ def test_python_without_torch_exits_3(rmcp, catalogue, tmp_path):
     fake.write_text(f"#!/bin/sh\nexec {PYTHON} -S \"$@\"\n")
     fake.chmod(0o755)
     proc = rmcp("probe", "--python", fake, "--catalogue", catalogue, "--quick", check=3)
-    assert "rmcp: error: running the probe worker: import torch failed" in proc.stderr.decode()
+    assert proc.stderr.decode() == (f"rmcp: error: checking the interpreter {fake}: Python "
+                                    f"{'.'.join(map(str, sys.version_info[:3]))}: import torch failed: "
+                                    "No module named 'torch'\n")
+    assert proc.stdout == b""
 
 
 def test_corrupted_result_is_a_failure(rmcp, catalogue, tmp_path):
@@ -159,6 +165,7 @@ def test_bisect_finds_one_culprit_and_saves_profile_and_fault_map(rmcp, catalogu
     assert b["minimal"] == ["miopen-no-gemm"]
     assert b["fastest_env"] == {"MIOPEN_DEBUG_CONV_GEMM": "0"}
     assert b["child_runs"] <= bound(1), b
+    assert_environments_isolated(out)
     assert b["child_runs"] == len(b["steps"])
     stderr = proc.stderr.decode()
     assert "search {miopen-no-gemm} tiny-b2-bwd-data-fp32" in stderr
@@ -182,6 +189,24 @@ def test_bisect_finds_one_culprit_and_saves_profile_and_fault_map(rmcp, catalogu
         "groups": 1, "failure": "crash"}]
 
 
+def assert_environments_isolated(out):
+    """Every child saw exactly its configuration's switch variables, whatever ran before it
+    in the same fork server; import-time ones came from a fork server started with them."""
+    switch_vars = {var for _, var, _ in SWITCHES}
+    import_time = {"PYTORCH_HIP_ALLOC_CONF"}
+    seen_import_time = False
+    for config in out["configurations"]:
+        expected = {k: v for k, v in config["env"].items() if k in switch_vars}
+        for result in config["results"]:
+            if result["outcome"] in ("crash", "hang"):
+                continue  # died before reporting
+            assert result["env_seen"] == expected, (config["name"], result)
+            inherited = {k: v for k, v in expected.items() if k in import_time}
+            assert result.get("env_inherited", {}) == inherited, (config["name"], result)
+            seen_import_time = seen_import_time or bool(inherited)
+    assert seen_import_time, "no configuration set an import-time variable: the check above saw nothing"
+
+
 def test_bisect_finds_two_culprits(rmcp, catalogue):
     # Two field failures with separate fixes: a crash that needs the GEMM solvers off and a
     # wrong answer that needs SDMA off; both switches are needed, nothing else.
@@ -190,10 +215,12 @@ def test_bisect_finds_two_culprits(rmcp, catalogue):
         {"failure": "wrong", "scenarios": ["tiny-*-fwd-*"], "unless": {"HSA_ENABLE_SDMA": "0"}},
     ]}
     proc = probe(rmcp, catalogue, "--bisect", "--format", "json", inject=inject, check=0)
-    b = json.loads(proc.stdout)["bisect"]
+    out = json.loads(proc.stdout)
+    b = out["bisect"]
     assert b["found"] is True
     assert b["minimal"] == ["miopen-no-gemm", "hsa-no-sdma"]
     assert b["child_runs"] <= bound(2), b
+    assert_environments_isolated(out)
 
 
 def test_bisect_reports_when_no_configuration_passes(rmcp, catalogue):
@@ -215,3 +242,174 @@ def test_bisect_uses_the_isa_family_override_from_the_profiles(rmcp):
     assert b["minimal"] == ["override-family"]
     assert b["fastest_env"] == {"HSA_OVERRIDE_GFX_VERSION": "10.3.0"}
     assert b["child_runs"] <= bound(1, n=11)
+
+
+# ---------------------------------------------------------------- the interpreter comes first
+# Regression tests for issue 16, defect 9: a non-Python or hanging interpreter was reported
+# as one GPU crash or hang per scenario (up to 10 x the 300 s timeout), --save into a
+# missing directory failed after the whole suite, and a profile was written although no
+# configuration passed.
+
+def test_non_python_interpreter_exits_3_up_front_and_saves_nothing(rmcp, tmp_path):
+    save = tmp_path / "p.toml"
+    proc = rmcp("probe", "--python", "/bin/sleep", "--quick", "--bisect", "--save", save, check=3, timeout=30)
+    err = proc.stderr.decode()
+    assert err.startswith("rmcp: error: checking the interpreter /bin/sleep: it ended without answering "
+                          "(exit status 1: "), err
+    assert err.count("\n") == 1 and proc.stdout == b""
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_hanging_interpreter_exits_3_after_the_handshake_limit(rmcp, catalogue, tmp_path):
+    hung = tmp_path / "hung-python"
+    hung.write_text("#!/bin/sh\nexec sleep 120\n")
+    hung.chmod(0o755)
+    proc = rmcp("probe", "--python", hung, "--catalogue", catalogue, "--timeout", "300", check=3, timeout=60)
+    assert proc.stderr.decode() == (f"rmcp: error: checking the interpreter {hung}: no answer within 5 s: "
+                                    "is it a Python 3 interpreter?\n")
+
+
+def test_save_into_a_missing_directory_fails_before_the_suite(rmcp, catalogue, tmp_path):
+    # The interpreter is a script that leaves a mark: it must never be started.
+    marker = tmp_path / "started"
+    python = tmp_path / "python"
+    python.write_text(f"#!/bin/sh\ntouch {marker}\nexec {PYTHON} \"$@\"\n")
+    python.chmod(0o755)
+    missing = tmp_path / "no-such-dir" / "p.toml"
+    proc = rmcp("probe", "--python", python, "--catalogue", catalogue, "--save", missing, check=2)
+    assert proc.stderr.decode() == (f"rmcp: error: checking --save {missing}: directory {missing.parent} "
+                                    "does not exist\n")
+    assert not marker.exists()
+    proc = rmcp("probe", "--python", python, "--catalogue", catalogue, "--save", tmp_path, check=2)
+    assert proc.stderr.decode() == f"rmcp: error: checking --save {tmp_path}: is a directory; name a file\n"
+    assert not marker.exists()
+
+
+def test_no_profile_when_no_configuration_passed(rmcp, catalogue, tmp_path):
+    save = tmp_path / "probed.toml"
+    inject = {"faults": [{"failure": "error", "scenarios": ["tiny-*-fwd-*"]}]}
+    proc = probe(rmcp, catalogue, "--bisect", "--quick", "--save", save, inject=inject, check=1)
+    map_path = tmp_path / "probed.faultmap.json"
+    assert not save.exists()
+    assert (f"rmcp: error: saving profile {save}: no configuration passed every scenario; no profile written "
+            f"(the default configuration's failures are in {map_path})\n") in proc.stderr.decode()
+    assert [f["scenario"] for f in json.loads(map_path.read_text())["faults"]] == ["tiny-b2-fwd-fp32"]
+
+
+# ---------------------------------------------------------------- --device auto
+
+def test_device_auto_falls_back_to_the_cpu_with_a_warning(rmcp, catalogue):
+    proc = probe(rmcp, catalogue, "--quick", "--format", "json", check=0)
+    err = proc.stderr.decode().splitlines()
+    assert err[0].startswith(f"rmcp: note: probing {PYTHON}: Python 3.") and err[0].endswith("(CPU-only build)")
+    assert err[1].startswith("rmcp: warning: torch ") and err[1].endswith(
+        "sees no GPU (a CPU-only build): probing the CPU, so the fault map will be empty")
+    assert json.loads(proc.stdout)["torch_device"] == "cpu"
+
+
+def test_device_cuda_without_a_gpu_exits_3_before_the_suite(rmcp, catalogue):
+    proc = probe(rmcp, catalogue, "--quick", "--device", "cuda", check=3)
+    err = proc.stderr.decode()
+    assert err.endswith(f"rmcp: error: probing cuda with {PYTHON}: torch {torch_version()} sees no GPU: "
+                        "this torch is a CPU-only build\n"), err
+    assert "[1/" not in err
+
+
+def torch_version():
+    import subprocess
+    return subprocess.run([PYTHON, "-c", "import torch; print(torch.__version__)"], capture_output=True,
+                          check=True, text=True).stdout.strip()
+
+
+FAKE_GPU_TORCH = """
+# A test double at the GPU-backend seam: the real torch, made to look like a ROCm build
+# that sees one GPU. It loads the real package under its own name, then patches it.
+import importlib.util, sys, types
+_real = "/usr/lib/python3/dist-packages/torch"
+_spec = importlib.util.spec_from_file_location("torch", _real + "/__init__.py", submodule_search_locations=[_real])
+_torch = importlib.util.module_from_spec(_spec)
+sys.modules["torch"] = _torch
+_spec.loader.exec_module(_torch)
+_torch.version.hip = "6.0.0-fake"
+_torch.cuda.is_available = lambda: True
+_torch.cuda.device_count = lambda: 1
+_torch.cuda.get_device_properties = lambda i: types.SimpleNamespace(name="Fake Radeon RX 6700 XT",
+                                                                    gcnArchName="gfx1031:sramecc-:xnack-")
+"""
+
+
+def test_device_auto_probes_the_gpu_that_torch_sees(rmcp, catalogue, tmp_path):
+    if not pathlib.Path("/usr/lib/python3/dist-packages/torch/__init__.py").exists():
+        pytest.skip("needs Debian's python3-torch for the fake-GPU test double")
+    fake = tmp_path / "fake" / "torch"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text(FAKE_GPU_TORCH)
+    proc = rmcp("probe", "--python", PYTHON, "--catalogue", catalogue, "--quick", "--repeat", "1", "--format", "json",
+                env={"PYTHONPATH": str(fake.parent)}, timeout=120)
+    err = proc.stderr.decode()
+    assert "(ROCm build)" in err.splitlines()[0]
+    assert "rmcp: note: torch sees 1 GPU: Fake Radeon RX 6700 XT (gfx1031); probing cuda\n" in err
+    assert json.loads(proc.stdout)["torch_device"] == "cuda"
+
+
+# ---------------------------------------------------------------- fork server isolation
+
+ISOLATION_CATALOGUE = """
+[[family]]
+name = "iso"
+op = "conv1d"
+input = [2, 12]
+weight = [2, 2, 3]
+batch = [1, 2, 3, 4]
+directions = ["forward", "backward_data"]
+dtypes = ["float32"]
+"""
+
+
+@pytest.fixture(scope="module")
+def isolation_catalogue(tmp_path_factory):
+    path = tmp_path_factory.mktemp("probe-iso") / "catalogue.toml"
+    path.write_text(ISOLATION_CATALOGUE)
+    return path
+
+
+def test_injected_faults_affect_only_their_scenarios(rmcp, isolation_catalogue):
+    # One fork server serves all eight children: a crash, a hang and a wrong answer in three
+    # of them leave the other five (before and after) untouched.
+    inject = {"faults": [{"failure": "crash", "scenarios": ["iso-b1-bwd-data-*"]},
+                         {"failure": "hang", "scenarios": ["iso-b2-fwd-*"]},
+                         {"failure": "wrong", "scenarios": ["iso-b3-bwd-data-*"]}]}
+    proc = probe(rmcp, isolation_catalogue, "--timeout", "3", "--format", "json", inject=inject, check=1, timeout=90)
+    results = {r["scenario"]: r for r in json.loads(proc.stdout)["configurations"][0]["results"]}
+    outcomes = {k: v["outcome"] for k, v in results.items()}
+    assert outcomes == {"iso-b1-fwd-fp32": "ok", "iso-b1-bwd-data-fp32": "crash", "iso-b2-fwd-fp32": "hang",
+                        "iso-b2-bwd-data-fp32": "ok", "iso-b3-fwd-fp32": "ok", "iso-b3-bwd-data-fp32": "wrong",
+                        "iso-b4-fwd-fp32": "ok", "iso-b4-bwd-data-fp32": "ok"}
+    crash = results["iso-b1-bwd-data-fp32"]
+    assert crash["detail"] == "SIGABRT" and crash["signal"] == 6 and crash["kb_entry"] == "memory-access-fault"
+    hang = results["iso-b2-fwd-fp32"]
+    assert hang["detail"] == "timed out after 3 s" and 3 <= hang["wall_s"] < 10
+    assert results["iso-b3-bwd-data-fp32"]["error"] > results["iso-b3-bwd-data-fp32"]["tolerance"]
+    # Progress: done/total, and the time left from the children measured so far.
+    lines = [line for line in proc.stderr.decode().splitlines() if line.startswith("[")]
+    assert [line.split("]")[0].split(",")[0] for line in lines] == [f"[{i}/8" for i in range(1, 9)]
+    assert all(", ETA " in line.split("]")[0] for line in lines[:-1]) and lines[-1].startswith("[8/8] ")
+
+
+def test_fork_server_that_dies_is_restarted_once_and_the_run_goes_on(rmcp, isolation_catalogue, tmp_path):
+    inject = {"faults": [{"failure": "kill-zygote", "scenarios": ["iso-b2-bwd-data-*"],
+                          "once": str(tmp_path / "killed")}]}
+    proc = probe(rmcp, isolation_catalogue, "--format", "json", inject=inject, check=0)
+    out = json.loads(proc.stdout)
+    assert [r["outcome"] for r in out["configurations"][0]["results"]] == ["ok"] * 8
+    assert out["child_runs"] == 8
+    assert ("rmcp: warning: the probe's fork server died (killed by SIGKILL) during iso-b2-bwd-data-fp32; "
+            "restarted once, iso-b2-bwd-data-fp32 runs again\n") in proc.stderr.decode()
+
+
+def test_fork_server_that_dies_twice_ends_the_probe(rmcp, isolation_catalogue):
+    inject = {"faults": [{"failure": "kill-zygote", "scenarios": ["iso-b2-bwd-data-*"]}]}
+    proc = probe(rmcp, isolation_catalogue, inject=inject, check=3)
+    assert proc.stderr.decode().endswith(
+        f"rmcp: error: running the probe's fork server with {PYTHON}: it died a second time (killed by SIGKILL), "
+        "during iso-b2-bwd-data-fp32\n")

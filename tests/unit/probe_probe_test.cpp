@@ -186,5 +186,66 @@ TEST(ProbeCatalogue, ErrorsNameFileAndLine) {
     EXPECT_NE(dup.error().cause.find("already set by switch 'a'"), std::string::npos);
 }
 
+TEST(ProbeCatalogue, ImportTimeVariablesAreRead) {
+    auto cat = load_catalogue(std::string(RMCP_SOURCE_DIR) + "/probe/catalogue.toml");
+    ASSERT_TRUE(cat.ok()) << cat.error().message();
+    EXPECT_EQ(cat->import_time, (std::vector<std::string>{"PYTORCH_HIP_ALLOC_CONF", "PYTORCH_CUDA_ALLOC_CONF"}));
+    auto bad = parse_catalogue("import_time = \"X\"\n[[family]]\nname=\"x\"\n", "cat.toml");
+    ASSERT_FALSE(bad.ok());
+    EXPECT_EQ(bad.error().path, "cat.toml:1");
+}
+
+TEST(ProbeEta, WorkCountsMultiplyAdds) {
+    Scenario s = scenario("s");  // [2, 4, 8, 8] * [4, 4, 3, 3], pad 1: 2*4*8*8 outputs of 4*3*3
+    EXPECT_DOUBLE_EQ(scenario_work(s), 2.0 * 4 * 8 * 8 * 4 * 3 * 3);
+    s.stride = {2, 2};  // 4x4 outputs per plane
+    EXPECT_DOUBLE_EQ(scenario_work(s), 2.0 * 4 * 4 * 4 * 4 * 3 * 3);
+}
+
+TEST(ProbeEta, FitsFixedCostPlusWork) {
+    EtaModel m;
+    EXPECT_FALSE(m.estimate(1).has_value());
+    m.add(100, 0.05 + 100 * 0.01);
+    EXPECT_NEAR(*m.estimate(100), 1.05, 1e-12);  // one sample: its own time
+    m.add(300, 0.05 + 300 * 0.01);
+    m.add(50, 0.05 + 50 * 0.01);
+    EXPECT_NEAR(*m.estimate(1000), 0.05 + 1000 * 0.01, 1e-9);
+    EtaModel noise;  // time falling with work is noise: the mean, never a negative time
+    noise.add(1, 2.0);
+    noise.add(2, 1.0);
+    EXPECT_NEAR(*noise.estimate(100), 1.5, 1e-12);
+}
+
+// Children take 0.1 s + 1 us per multiply-add: after two of them the ETA is exact.
+class TimedRunner : public ScenarioRunner {
+public:
+    Result<RunResult> run(const Scenario& s, const EnvMap&) override {
+        RunResult r;
+        r.outcome = Outcome::ok;
+        r.wall_s = 0.1 + 1e-6 * scenario_work(s);
+        return r;
+    }
+};
+
+TEST(ProbeEta, BaselineProgressCarriesTheRemainingTime) {
+    std::vector<Scenario> scenarios;
+    for (int batch : {1, 4, 2, 8}) {
+        Scenario s = scenario("b" + std::to_string(batch));
+        s.input[0] = batch;
+        scenarios.push_back(s);
+    }
+    std::vector<ProgressEvent> events;
+    TimedRunner runner;
+    Probe probe(runner, scenarios, [&](const ProgressEvent& e) { events.push_back(e); });
+    ASSERT_TRUE(probe.run_baseline().ok());
+    ASSERT_EQ(events.size(), 4u);
+    double rest = 0;
+    for (std::size_t i = 3; i < 4; ++i) rest += 0.1 + 1e-6 * scenario_work(scenarios[i]);
+    EXPECT_EQ(events[2].total, 4);
+    ASSERT_TRUE(events[2].eta_s.has_value());
+    EXPECT_NEAR(*events[2].eta_s, rest, 1e-9);
+    EXPECT_NEAR(*events[3].eta_s, 0.0, 1e-12);
+}
+
 }  // namespace
 }  // namespace rmcp::probe

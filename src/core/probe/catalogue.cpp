@@ -212,9 +212,12 @@ Result<Catalogue> parse_catalogue(std::string_view text, const std::string& file
     auto parsed = patch::detail::parse_toml(text, file);
     if (!parsed) return parsed.error();
     const toml::table& t = *parsed;
-    if (auto s = check_keys(t, file, {"family", "switch"}, "the catalogue"); !s) return s.error();
+    if (auto s = check_keys(t, file, {"family", "switch", "import_time"}, "the catalogue"); !s) return s.error();
     Catalogue out;
     out.file = file;
+    auto import_time = opt_string_array(t, "import_time", file);
+    if (!import_time) return import_time.error();
+    out.import_time = *import_time;
     for (const char* key : {"family", "switch"}) {
         const toml::node* n = t.get(key);
         if (!n) continue;

@@ -45,6 +45,9 @@ struct Switch {
 struct Catalogue {
     std::vector<Scenario> scenarios;  // in file order
     std::vector<Switch> switches;
+    // Variables that the runtime reads while `import torch` runs, so that a forked child
+    // setting them comes too late: configurations that set one get their own fork server.
+    std::vector<std::string> import_time;
     std::string file;
 };
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 namespace rmcp::probe {
@@ -41,6 +42,49 @@ std::optional<double> ConfigurationResult::total_ms(const std::vector<std::strin
         total += it->second.median_ms;
     }
     return total;
+}
+
+double scenario_work(const Scenario& s) {
+    // Output elements x (input channels per group x kernel volume); every direction does
+    // about this much (backward-data and backward-weight are the same product rearranged).
+    double out = s.input.empty() ? 0 : static_cast<double>(s.input[0]) * static_cast<double>(s.weight.empty() ? 0 : s.weight[0]);
+    for (std::size_t d = 2; d < s.input.size() && d < s.weight.size(); ++d) {
+        const std::size_t i = d - 2;
+        const double size = static_cast<double>(s.input[d]);
+        const double pad = i < s.padding.size() ? static_cast<double>(s.padding[i]) : 0;
+        const double dil = i < s.dilation.size() ? static_cast<double>(s.dilation[i]) : 1;
+        const double stride = i < s.stride.size() ? static_cast<double>(std::max<std::int64_t>(s.stride[i], 1)) : 1;
+        const double k = static_cast<double>(s.weight[d]);
+        out *= std::max(0.0, std::floor((size + 2 * pad - dil * (k - 1) - 1) / stride) + 1) * k;
+    }
+    return out * (s.weight.size() > 1 ? static_cast<double>(s.weight[1]) : 1);
+}
+
+void EtaModel::add(double work, double wall_s) {
+    m_n += 1;
+    m_x += work;
+    m_y += wall_s;
+    m_xx += work * work;
+    m_xy += work * wall_s;
+}
+
+std::optional<double> EtaModel::estimate(double work) const {
+    if (m_n == 0) return std::nullopt;
+    const double mean_x = m_x / m_n, mean_y = m_y / m_n;
+    const double var = m_xx / m_n - mean_x * mean_x;
+    double a = mean_y, b = 0;
+    if (m_n >= 2 && var > 1e-12 * std::max(1.0, mean_x * mean_x)) {
+        b = (m_xy / m_n - mean_x * mean_y) / var;
+        a = mean_y - b * mean_x;
+        if (b < 0) {  // noise: time does not shrink with work; the mean is the better guess
+            a = mean_y;
+            b = 0;
+        } else if (a < 0) {  // no fixed cost: proportional through the origin
+            a = 0;
+            b = m_xy / m_xx;
+        }
+    }
+    return std::max(0.0, a + b * work);
 }
 
 Result<std::vector<std::size_t>> minimal_passing_subset(
@@ -108,10 +152,17 @@ Result<const RunResult*> Probe::run_one(const Configuration& c, const Scenario& 
     ConfigurationResult& again = slot(c);
     const RunResult* stored = &(again.results[s.id] = std::move(*result));
     if (m_bisect) m_bisect->steps.push_back({c.key(), s.id, stored->outcome, phase});
+    m_eta.add(scenario_work(s), stored->wall_s);
+    std::erase(m_pending, &s);
     if (m_progress) {
         ProgressEvent e;
         e.index = m_child_runs;
         e.total = phase == "baseline" ? static_cast<int>(m_scenarios.size()) : 0;
+        if (phase == "baseline") {
+            double left = 0;
+            for (const Scenario* p : m_pending) left += m_eta.estimate(scenario_work(*p)).value_or(0);
+            e.eta_s = left;
+        }
         e.phase = phase;
         e.configuration = &again.configuration;
         e.scenario = &s;
@@ -139,6 +190,8 @@ Result<bool> Probe::test(const Configuration& c, const std::vector<std::string>&
 
 Status Probe::run_baseline() {
     const Configuration none;
+    m_pending.clear();
+    for (const auto& s : m_scenarios) m_pending.push_back(&s);
     for (const auto& s : m_scenarios) {
         auto r = run_one(none, s, "baseline");
         if (!r) return r.error();

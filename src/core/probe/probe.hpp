@@ -63,12 +63,27 @@ struct BisectReport {
 struct ProgressEvent {
     int index = 0;   // 1-based child count
     int total = 0;   // 0 when unknown (bisect)
+    std::optional<double> eta_s;  // seconds the rest of the phase should take (baseline)
     std::string phase;  // "baseline", "search", "verify", "fastest"
     const Configuration* configuration = nullptr;
     const Scenario* scenario = nullptr;
     const RunResult* result = nullptr;
 };
 using ProgressSink = std::function<void(const ProgressEvent&)>;
+
+// Multiply-adds of one call of the scenario's convolution: what its time grows with.
+double scenario_work(const Scenario& s);
+
+// Expected wall seconds of a child as a + b * work, least squares over the children measured
+// so far (a: the fixed cost of a child, b: seconds per multiply-add on this device).
+class EtaModel {
+public:
+    void add(double work, double wall_s);
+    [[nodiscard]] std::optional<double> estimate(double work) const;
+
+private:
+    double m_n = 0, m_x = 0, m_y = 0, m_xx = 0, m_xy = 0;
+};
 
 struct ProbeRun {
     std::vector<Scenario> scenarios;
@@ -105,6 +120,8 @@ private:
     std::deque<ConfigurationResult> m_configs;  // baseline first; a deque keeps references stable
     std::optional<BisectReport> m_bisect;
     std::string m_last_failing;  // scenario that failed most recently: tried first
+    std::vector<const Scenario*> m_pending;  // the baseline's scenarios not yet run (for the ETA)
+    EtaModel m_eta;
     int m_child_runs = 0;
     int* m_phase_counter = nullptr;
 };

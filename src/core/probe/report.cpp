@@ -82,8 +82,11 @@ nlohmann::json result_to_json(const RunResult& r) {
     if (r.exit_code >= 0) j["exit_code"] = r.exit_code;
     if (!r.kb_entry.empty()) j["kb_entry"] = r.kb_entry;
     if (r.report.is_object()) {
-        for (const char* key : {"error", "tolerance", "min_ms", "times_ms"})
+        for (const char* key : {"error", "tolerance", "min_ms", "times_ms", "env_seen"})
             if (r.report.contains(key)) j[key] = r.report[key];
+        // Non-empty only for variables the fork server was started with (import-time ones).
+        if (r.report.contains("env_inherited") && !r.report["env_inherited"].empty())
+            j["env_inherited"] = r.report["env_inherited"];
     }
     return j;
 }
@@ -155,14 +158,7 @@ nlohmann::json probe_to_json(const ProbeRun& run, const DeviceInfo& device) {
 
 std::string profile_toml(const ProbeRun& run, const Configuration& config, const std::vector<Switch>& switches,
                          const DeviceInfo& device, const std::string& profile_name, const std::string& fault_map_path) {
-    std::vector<std::string> costs;
-    for (const auto& change : config.changes) {
-        const std::string base = change.id.substr(0, change.id.find('='));
-        for (const auto& sw : switches)
-            if (sw.id == base) costs.push_back(sw.cost);
-    }
-    std::string cost = costs.empty() ? "none: the default configuration passed" : "";
-    for (const auto& c : costs) cost += (cost.empty() ? "" : "; ") + c;
+    const std::string cost = configuration_cost(config, switches);
     const bool bisected = run.bisect && run.bisect->found;
     std::string description = fmt::format(
         "Measured by rmcp probe{} on {}{} with torch {}: {} of {} scenarios{}.", bisected ? " --bisect" : "",
@@ -186,41 +182,71 @@ std::string profile_toml(const ProbeRun& run, const Configuration& config, const
     return out;
 }
 
-std::string render_text(const ProbeRun& run, const DeviceInfo& device) {
-    std::string out = fmt::format("device: {}{}  torch {}  python {}\n", device.name,
-                                  device.gfx_target.empty() ? "" : " (" + device.gfx_target + ")",
-                                  device.torch_version, device.python);
-    std::size_t width = 8;
-    for (const auto& s : run.scenarios) width = std::max(width, s.id.size());
-    out += fmt::format("\ndefault configuration:\n");
-    int failures = 0;
-    for (const auto& s : run.scenarios) {
-        const auto it = run.baseline.results.find(s.id);
-        if (it == run.baseline.results.end()) continue;
-        failures += is_failure(it->second.outcome) ? 1 : 0;
-        out += fmt::format("  {:<{}}  {}\n", s.id, width, describe(it->second));
+bool passed(const ProbeRun& run) {
+    std::vector<std::string> all;
+    for (const auto& s : run.scenarios) all.push_back(s.id);
+    return run.bisect ? run.bisect->found : run.baseline.passes(all);
+}
+
+std::string configuration_cost(const Configuration& config, const std::vector<Switch>& switches) {
+    std::string cost;
+    for (const auto& change : config.changes) {
+        const std::string base = change.id.substr(0, change.id.find('='));
+        for (const auto& sw : switches)
+            if (sw.id == base) cost += (cost.empty() ? "" : "; ") + sw.cost;
     }
-    out += fmt::format("  {} of {} scenarios fail\n", failures, run.scenarios.size());
-    if (run.bisect) {
-        const auto& b = *run.bisect;
-        out += "\nbisect:\n";
-        if (b.found) {
-            out += fmt::format("  smallest passing set: {}\n", b.minimal.empty() ? "(none needed)" : fmt::format("{}", fmt::join(b.minimal, " + ")));
-            if (b.fastest) {
-                out += fmt::format("  fastest passing configuration: {}", b.fastest->key());
-                if (b.fastest_total_ms) out += fmt::format(" ({:.3g} ms over all scenarios)", *b.fastest_total_ms);
-                out += "\n";
-                for (const auto& [k, v] : b.fastest->env()) out += fmt::format("    {}={}\n", k, v);
-            }
-        } else {
-            out += "  no passing configuration found\n";
+    return cost.empty() ? "none: the default configuration passed" : cost;
+}
+
+nlohmann::json chosen_profile_json(const ProbeRun& run, const std::vector<Switch>& switches) {
+    if (!passed(run)) return {{"configuration", nullptr}};
+    const Configuration& c = winning_configuration(run);
+    return {{"configuration", c.key()}, {"switches", c.ids()}, {"env", c.env()}, {"cost", configuration_cost(c, switches)}};
+}
+
+nlohmann::json machine_summary(const nlohmann::json& facts) {
+    // detect's schema belongs to detect (docs/detect.md); read what is there, tolerate the rest.
+    const auto text = [](const nlohmann::json& j, std::initializer_list<const char*> path) -> std::string {
+        const nlohmann::json* at = &j;
+        for (const char* key : path) {
+            if (!at->is_object() || !at->contains(key)) return "";
+            at = &(*at)[key];
         }
-        if (!b.note.empty()) out += fmt::format("  note: {}\n", b.note);
-        out += fmt::format("  child runs: {} search + {} verify + {} timing = {}\n", b.search_runs, b.verify_runs,
-                           b.fastest_runs, b.search_runs + b.verify_runs + b.fastest_runs);
+        if (at->is_string()) return at->get<std::string>();
+        if (at->is_number() || at->is_boolean()) return at->dump();
+        return "";
+    };
+    nlohmann::json m = nlohmann::json::object();
+    if (const auto os = text(facts, {"driver", "os", "pretty_name"}); !os.empty()) m["os"] = os;
+    if (const auto k = text(facts, {"driver", "kernel_release"}); !k.empty()) m["kernel"] = k;
+    if (const auto loaded = text(facts, {"driver", "loaded"}); !loaded.empty())
+        m["amdgpu driver"] = loaded == "true" ? "loaded" : "not loaded";
+    nlohmann::json gpus = nlohmann::json::array();
+    if (facts.contains("gpus") && facts["gpus"].is_array())
+        for (const auto& g : facts["gpus"]) {
+            std::string line = text(g, {"marketing_name"});
+            if (line.empty()) line = text(g, {"asic_name"});
+            const std::string target = text(g, {"gfx_target"}), effective = text(g, {"effective_gfx_target"});
+            if (!target.empty()) line += " " + target;
+            if (!effective.empty() && effective != target) line += " (runs as " + effective + ")";
+            if (const auto vram = g.contains("vram_bytes") && g["vram_bytes"].is_number()
+                                      ? g["vram_bytes"].get<double>() / (1024.0 * 1024 * 1024)
+                                      : 0.0;
+                vram > 0)
+                line += fmt::format(", {:.0f} GiB", vram);
+            gpus.push_back(line);
+        }
+    m["gpus"] = std::move(gpus);
+    if (facts.contains("rocm") && facts["rocm"].is_array()) {
+        nlohmann::json rocm = nlohmann::json::array();
+        for (const auto& r : facts["rocm"]) {
+            const std::string v = text(r, {"version"});
+            if (!v.empty()) rocm.push_back(v + (text(r, {"path"}).empty() ? "" : " at " + text(r, {"path"})));
+        }
+        m["rocm"] = std::move(rocm);
     }
-    out += fmt::format("\n{} child runs in all\n", run.child_runs);
-    return out;
+    if (facts.contains("env") && facts["env"].is_object() && !facts["env"].empty()) m["environment"] = facts["env"];
+    return m;
 }
 
 }  // namespace rmcp::probe

@@ -35,12 +35,25 @@ nlohmann::json fault_map_json(const ProbeRun& run, const ConfigurationResult& co
 // The configuration to save: the fastest passing one with --bisect, else the default.
 const Configuration& winning_configuration(const ProbeRun& run);
 
+// Whether a configuration passed every scenario: with --bisect, one was found; without, the
+// default passed.
+bool passed(const ProbeRun& run);
+
+// The costs of a configuration's switches, joined ("none: ..." for the default).
+std::string configuration_cost(const Configuration& config, const std::vector<Switch>& switches);
+
+// The configuration a profile would hold: {"configuration", "switches", "env", "cost"}, or
+// {"configuration": null} when none passed.
+nlohmann::json chosen_profile_json(const ProbeRun& run, const std::vector<Switch>& switches);
+
+// The machine's facts worth seeing next to a result, picked from detect's JSON
+// (facts_to_json): OS, kernel, driver, GPUs and their targets, ROCm, relevant variables.
+nlohmann::json machine_summary(const nlohmann::json& facts);
+
 // A profile file (name, rank, description, cost, [set]); `fault_map_path` (absolute) is set
 // as RMCP_FAULT_MAP so rmcp.torch finds the map when run under this profile.
 std::string profile_toml(const ProbeRun& run, const Configuration& config, const std::vector<Switch>& switches,
                          const DeviceInfo& device, const std::string& profile_name, const std::string& fault_map_path);
-
-std::string render_text(const ProbeRun& run, const DeviceInfo& device);
 
 // "ok 1.8 ms", "crash (SIGABRT) Memory access fault ..." — the progress and table cell.
 std::string describe(const RunResult& r);

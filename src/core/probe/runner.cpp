@@ -2,71 +2,16 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
-#include <fcntl.h>
-#include <poll.h>
-#include <spawn.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-extern char** environ;
 
 namespace rmcp::probe {
 
 namespace {
-
-struct Child {
-    pid_t pid = -1;  // also its process-group id
-    int out_fd = -1;
-    int err_fd = -1;
-};
-
-// argv without a shell, its own process group (a hang is cut by killing the group),
-// stdout and stderr on pipes. The probe's own spawn, kept small; `rmcp run` has the
-// supervisor's (ptys, signal relay) which the probe does not need.
-Result<Child> spawn_worker(const std::vector<std::string>& argv, const std::vector<std::string>& env) {
-    int out[2] = {-1, -1}, err[2] = {-1, -1};
-    if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0) {
-        const int e = errno;
-        for (int fd : {out[0], out[1], err[0], err[1]})
-            if (fd >= 0) ::close(fd);
-        return Error{"creating pipes for", "the probe worker", std::strerror(e), ExitCode::environment, e};
-    }
-    posix_spawn_file_actions_t actions;
-    posix_spawnattr_t attr;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawnattr_init(&attr);
-    posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
-    posix_spawn_file_actions_adddup2(&actions, err[1], STDERR_FILENO);
-    posix_spawnattr_setpgroup(&attr, 0);
-    sigset_t none, defaults;
-    sigemptyset(&none);
-    sigemptyset(&defaults);
-    sigaddset(&defaults, SIGPIPE);
-    posix_spawnattr_setsigmask(&attr, &none);
-    posix_spawnattr_setsigdefault(&attr, &defaults);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-    std::vector<char*> args, envp;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    for (const auto& e : env) envp.push_back(const_cast<char*>(e.c_str()));
-    envp.push_back(nullptr);
-    pid_t pid = -1;
-    const int rc = ::posix_spawn(&pid, argv.front().c_str(), &actions, &attr, args.data(), envp.data());
-    posix_spawn_file_actions_destroy(&actions);
-    posix_spawnattr_destroy(&attr);
-    ::close(out[1]);
-    ::close(err[1]);
-    if (rc != 0) {
-        ::close(out[0]);
-        ::close(err[0]);
-        return Error{"starting the probe worker with", argv.front(), std::strerror(rc), ExitCode::environment, rc};
-    }
-    return Child{pid, out[0], err[0]};
-}
 
 // env ("NAME=value" entries) with `changes` set, replacing earlier values.
 std::vector<std::string> with_changes(const std::vector<std::string>& env, const EnvMap& changes) {
@@ -85,27 +30,6 @@ std::optional<std::string> env_value(const std::vector<std::string>& env, std::s
         if (entry.size() > name.size() && entry[name.size()] == '=' && entry.compare(0, name.size(), name) == 0)
             return entry.substr(name.size() + 1);
     return std::nullopt;
-}
-
-constexpr std::size_t k_keep_bytes = 64 * 1024;  // stderr tail kept per child
-using Clock = std::chrono::steady_clock;
-
-void append_bounded(std::string& to, const char* data, std::size_t n) {
-    to.append(data, n);
-    if (to.size() > 2 * k_keep_bytes) to.erase(0, to.size() - k_keep_bytes);
-}
-
-std::string signal_name(int sig) {
-    switch (sig) {
-    case SIGABRT: return "SIGABRT";
-    case SIGSEGV: return "SIGSEGV";
-    case SIGBUS: return "SIGBUS";
-    case SIGILL: return "SIGILL";
-    case SIGFPE: return "SIGFPE";
-    case SIGKILL: return "SIGKILL";
-    case SIGTERM: return "SIGTERM";
-    default: return fmt::format("signal {}", sig);
-    }
 }
 
 // The last line of stdout that parses as a JSON object: the worker's report.
@@ -233,71 +157,114 @@ Result<std::string> resolve_interpreter(const std::string& python, const std::st
     return Error{"starting the probe worker with", python, "not found in PATH", ExitCode::environment};
 }
 
-Result<RunResult> WorkerRunner::run(const Scenario& scenario, const EnvMap& env) {
-    EnvMap changes = env;
+struct ZygoteRunner::Server {
+    EnvMap import_env;
+    std::unique_ptr<ForkServer> server;
+};
+
+ZygoteRunner::ZygoteRunner(WorkerOptions options) : m_options(std::move(options)) {
+    EnvMap changes;
     const auto old_path = env_value(m_options.base_env, "PYTHONPATH");
     if (!m_options.python_path.empty())
         changes["PYTHONPATH"] = old_path && !old_path->empty() ? m_options.python_path + ":" + *old_path
                                                                : m_options.python_path;
-    const std::vector<std::string> argv = {m_options.python, "-m", "rmcp.worker", scenario_to_json(scenario).dump(),
-                                           "--device", m_options.device, "--repeat", std::to_string(m_options.repeat),
-                                           "--warmup", std::to_string(m_options.warmup)};
+    m_env = with_changes(m_options.base_env, changes);
+}
 
-    rlimit saved{};
-    const bool have_limit = ::getrlimit(RLIMIT_CORE, &saved) == 0;
-    if (have_limit) {
-        rlimit none = saved;
-        none.rlim_cur = 0;
-        ::setrlimit(RLIMIT_CORE, &none);
-    }
-    const auto started = Clock::now();
-    auto child = spawn_worker(argv, with_changes(m_options.base_env, changes));
-    if (have_limit) ::setrlimit(RLIMIT_CORE, &saved);
-    if (!child) return child.error();
+ZygoteRunner::~ZygoteRunner() = default;
 
-    std::string out, err;
-    bool timed_out = false;
-    const auto deadline = started + m_options.timeout;
-    pollfd fds[2] = {{child->out_fd, POLLIN, 0}, {child->err_fd, POLLIN, 0}};
-    int open_fds = 2;
-    char buf[16384];
-    while (open_fds > 0) {
-        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-        if (left <= 0) {
-            timed_out = true;
+Result<ForkServer*> ZygoteRunner::server_for(const EnvMap& import_env) {
+    for (auto it = m_servers.begin(); it != m_servers.end(); ++it) {
+        if ((*it)->import_env != import_env) continue;
+        if (!(*it)->server->alive()) {
+            m_servers.erase(it);
             break;
         }
-        const int n = ::poll(fds, 2, static_cast<int>(std::min<long long>(left, 1000)));
-        if (n < 0 && errno != EINTR) break;
-        for (int i = 0; i < 2; ++i) {
-            if (fds[i].fd < 0 || (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) == 0) continue;
-            const ssize_t got = ::read(fds[i].fd, buf, sizeof buf);
-            if (got > 0) {
-                append_bounded(i == 0 ? out : err, buf, static_cast<std::size_t>(got));
-            } else if (got == 0 || (errno != EINTR && errno != EAGAIN)) {
-                ::close(fds[i].fd);
-                fds[i].fd = -1;
-                --open_fds;
-            }
-        }
+        std::rotate(it, it + 1, m_servers.end());  // most recently used last
+        return m_servers.back()->server.get();
     }
-    int status = 0;
-    if (timed_out) {
-        // A hung GPU kernel may ignore SIGTERM; the whole group goes, the worker first.
-        ::kill(-child->pid, SIGTERM);
-        for (int i = 0; i < 20 && ::waitpid(child->pid, &status, WNOHANG) == 0; ++i) ::usleep(50'000);
-        ::kill(-child->pid, SIGKILL);
-    }
-    while (::waitpid(child->pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    if (!timed_out) ::kill(-child->pid, SIGKILL);  // leftovers the worker started, if any
-    for (auto& f : fds)
-        if (f.fd >= 0) ::close(f.fd);
+    // Each fork server holds an imported torch (hundreds of MB): keep a few.
+    constexpr std::size_t k_max_servers = 3;
+    if (m_servers.size() >= k_max_servers) m_servers.erase(m_servers.begin());
+    ForkServerOptions fo;
+    fo.python = m_options.python;
+    fo.env = with_changes(m_env, import_env);
+    fo.handshake_timeout = m_options.handshake_timeout;
+    fo.import_timeout = m_options.timeout;
+    auto started = ForkServer::start(fo);
+    if (!started) return started.error();
+    ++m_started;
+    m_servers.push_back(std::make_unique<Server>(Server{import_env, std::move(*started)}));
+    return m_servers.back()->server.get();
+}
 
-    auto result = classify_child(status, timed_out, out, err, m_options.classify);
+Result<Handshake> ZygoteRunner::start() {
+    auto server = server_for({});
+    if (!server) return server.error();
+    return (*server)->handshake();
+}
+
+Result<ChildRun> ZygoteRunner::run_child(const EnvMap& import_env, const nlohmann::json& request,
+                                         const std::string& what) {
+    for (;;) {
+        auto server = server_for(import_env);
+        if (!server) return server.error();
+        auto child = (*server)->run_child(request, m_options.timeout);
+        if (!child) return child.error();
+        if (!child->server_died) return child;
+        const std::string death = (*server)->death();
+        m_servers.erase(std::find_if(m_servers.begin(), m_servers.end(),
+                                     [&](const auto& s) { return s->server.get() == *server; }));
+        if (m_restarts_left == 0)
+            return Error{"running the probe's fork server with", m_options.python,
+                         fmt::format("it died a second time ({}), during {}", death.empty() ? "no status" : death, what),
+                         ExitCode::environment};
+        --m_restarts_left;
+        ++m_restarts;
+        if (m_options.notice)
+            m_options.notice(fmt::format("the probe's fork server died ({}) during {}; restarted once, {} runs again",
+                                         death.empty() ? "no status" : death, what, what));
+    }
+}
+
+Result<DeviceQuery> ZygoteRunner::query_device() {
+    auto child = run_child({}, {{"op", "device"}}, "the device check");
+    if (!child) return child.error();
+    const auto report = last_report(child->out);
+    if (child->timed_out || !report || report->value("status", "") != "device") {
+        const std::string why = child->timed_out ? "it hung"
+                                : WIFSIGNALED(child->wait_status) ? signal_name(WTERMSIG(child->wait_status))
+                                                                  : "no answer";
+        const std::string line = telling_line(child->err);
+        return Error{"asking torch for a GPU with", m_options.python, why + (line.empty() ? "" : ": " + line),
+                     ExitCode::environment};
+    }
+    DeviceQuery q;
+    q.available = report->value("available", false);
+    q.count = report->value("count", 0);
+    q.name = report->value("name", "");
+    q.gfx_target = report->value("gfx_target", "");
+    q.message = report->value("message", "");
+    return q;
+}
+
+Result<RunResult> ZygoteRunner::run(const Scenario& scenario, const EnvMap& env) {
+    EnvMap import_env;
+    for (const auto& name : m_options.import_time)
+        if (const auto it = env.find(name); it != env.end()) import_env.insert(*it);
+    const nlohmann::json request = {{"op", "run"},
+                                    {"scenario", scenario_to_json(scenario)},
+                                    {"env", env},
+                                    {"device", m_options.device},
+                                    {"repeat", m_options.repeat},
+                                    {"warmup", m_options.warmup},
+                                    {"report_env", m_options.report_env}};
+    auto child = run_child(import_env, request, scenario.id);
+    if (!child) return child.error();
+    auto result = classify_child(child->wait_status, child->timed_out, child->out, child->err, m_options.classify);
     if (!result) return result;
-    result->wall_s = std::chrono::duration<double>(Clock::now() - started).count();
-    if (timed_out)
+    result->wall_s = child->wall_s;
+    if (child->timed_out)
         result->detail = fmt::format("timed out after {:g} s",
                                      std::chrono::duration<double>(m_options.timeout).count());
     return result;
