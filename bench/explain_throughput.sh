@@ -9,6 +9,8 @@
 # through it, then times, with hyperfine (warm page cache, medians):
 #   rmcp explain --no-facts LOG            (all signatures + context words, one Hyperscan DB)
 #   rg -c -e P1 -e P2 ... LOG              (the same signature patterns, no context words)
+#   $RMCP_BEFORE explain --no-facts LOG    (optional: an older build with its own kb, side by side,
+#                                           e.g. RMCP_BEFORE=/tmp/before/build-release/rmcp)
 # and prints both wall-clock medians and CPU (user+sys) means, GB/s and the ratios: on a
 # shared, overloaded machine the CPU time is the steadier figure. Figures go to docs/PERFORMANCE.md by hand,
 # with the machine they were taken on.
@@ -76,9 +78,9 @@ LINES=$(wc -l < "$LOG")
 echo "log: $LOG, $BYTES bytes, $LINES lines" >&2
 echo "rg matching lines: $(rg -c -f "$PATTERNS" "$LOG")" >&2
 JSON=$(mktemp)
-hyperfine --warmup 1 --runs "$RUNS" -N --export-json "$JSON" \
-    "$RMCP explain --no-facts $LOG" \
-    "rg -c -f $PATTERNS $LOG" >&2
+set -- "$RMCP explain --no-facts $LOG" "rg -c -f $PATTERNS $LOG"
+[ -n "${RMCP_BEFORE:-}" ] && set -- "$@" "$RMCP_BEFORE explain --no-facts $LOG"
+hyperfine --warmup 1 --runs "$RUNS" -N --export-json "$JSON" "$@" >&2
 /usr/bin/python3 - "$JSON" "$BYTES" <<'EOF'
 import json, sys
 res = json.load(open(sys.argv[1]))["results"]
@@ -89,5 +91,7 @@ for r, cpu in zip(res, c):
     print(f"{r['command'].split()[0]:<28} wall median {r['median']:.3f} s ({size / r['median'] / 1e9:.2f} GB/s), "
           f"min {r['min']:.3f} max {r['max']:.3f}; CPU user+sys mean {cpu:.3f} s ({size / cpu / 1e9:.2f} GB/s)")
 print(f"ratio rmcp/rg: wall {m[0] / m[1]:.2f}, CPU {c[0] / c[1]:.2f} (below 1: rmcp faster)")
+if len(res) > 2:
+    print(f"ratio rmcp/before: wall {m[0] / m[2]:.3f}, CPU {c[0] / c[2]:.3f} (above 1: slower than before)")
 EOF
 rm -f "$JSON"
