@@ -56,6 +56,7 @@ int run(int argc, char** argv) {
     add_run_command(app, ctx, action);
     add_probe_command(app, ctx, action);
     add_snapshot_command(app, ctx, action);
+    add_kb_command(app, ctx, action);
 
     std::vector<std::string> help_topic;
     bool man = false;
