@@ -20,6 +20,9 @@ step() { echo; echo "== $*" >&2; }
 step "unit tests"
 ctest --test-dir build --output-on-failure --output-junit "$PWD/$RESULTS/unit.xml" -j2 >&2 || failures=1
 
+step "knowledge-base lint (also run by tests/cli/test_kb.py)"
+RMCP_DATA_DIR="$PWD" build/rmcp kb lint >&2 || failures=1
+
 step "CLI and Python tests"
 pytest_dirs=(tests/cli)
 [[ -d tests/python ]] && pytest_dirs+=(tests/python)
