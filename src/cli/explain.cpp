@@ -24,6 +24,7 @@ struct ExplainOptions {
     bool kernel_log = false;
     bool no_facts = false;
     bool ignore_report = false;
+    bool all_matches = false;
 };
 
 int explain(Context& ctx, const ExplainOptions& opts) {
@@ -101,7 +102,9 @@ int explain(Context& ctx, const ExplainOptions& opts) {
         report.facts_source = root->is_live() ? "this machine" : "root";
         report.facts_from = root->is_live() ? "this machine" : "--root " + root->base().string();
     }
-    report.diagnoses = builder.rank(applies, report.reporter ? &facts : nullptr);
+    report.diagnoses = builder.rank(applies, report.reporter ? &facts : nullptr,
+                                    opts.all_matches ? explain::FamilyEntries::keep_all
+                                                     : explain::FamilyEntries::drop_covered);
 
     if (*format == OutputFormat::json)
         fmt::print("{}\n", explain::render_json(report).dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
@@ -122,6 +125,8 @@ void add_explain_command(CLI::App& app, Context& ctx, Action& action) {
     cmd->add_flag("--kernel-log", opts->kernel_log, "Also read the kernel log (journalctl -k -b, else dmesg)");
     cmd->add_flag("--no-facts", opts->no_facts,
                   "Do not rank by this machine's facts (for logs from another machine without a snapshot)");
+    cmd->add_flag("--all", opts->all_matches,
+                  "Also list family entries whose lines a specific entry already explains (for kb work)");
     cmd->add_flag("--ignore-report", opts->ignore_report,
                   "Do not read rocminfo, collect_env, version and environment lines in the input as the "
                   "reporter's facts");

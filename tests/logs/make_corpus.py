@@ -32,16 +32,16 @@ CATEGORY = {  # entry id -> category, as the knowledge base files say (checked b
     "pcie-atomics-rejected": "device-access",
     "amdgpu-ids-missing": "config-risk",
     "torch-cpu-build": "install-mismatch",
-    "rdna3-no-override": "missing-code-object",
     "hsa-invalid-isa": "hsa-runtime-error",
     "secure-boot-module-rejected": "kernel-driver-fault",
     "apu-gtt-limit": "config-risk",
-    "hipblaslt-unsupported-warning": "config-risk",
+    "hipblaslt-unsupported-warning": "rocblas-missing-arch",
     "sdpa-flash-attention-unavailable": "unsupported-gpu",
     "container-group-by-name": "device-access",
     "container-rootless-denied": "device-access",
     "mes-hang": "gpu-hang",
     "spawn-main-guard-missing": "fork-after-init",
+    "rocblas-no-kernels-for-target": "rocblas-missing-arch",
 }
 
 RED, YEL, DIM, RST = "\x1b[31m", "\x1b[33m", "\x1b[2m", "\x1b[0m"
@@ -251,7 +251,8 @@ def build():
     # --- rocblas-missing-arch: RX 6600 (gfx1032) without override ------------------------
     log = Log("rocblas-missing-arch-gfx1032.log", first="rdna2-no-override")
     training_prologue(log, rng, "AMD Radeon RX 6600", "gfx1032")
-    log.hit(["rdna2-no-override"], "rocBLAS error: Cannot read /opt/rocm/lib/rocblas/library/TensileLibrary.dat: "
+    log.hit(["rdna2-no-override", "rocblas-no-kernels-for-target"],
+            "rocBLAS error: Cannot read /opt/rocm/lib/rocblas/library/TensileLibrary.dat: "
             "No such file or directory for GPU arch : gfx1032")
     log.add(" List of available TensileLibrary Files : ")
     for arch in ["gfx1030", "gfx1100", "gfx1101", "gfx1102", "gfx900", "gfx906", "gfx908", "gfx90a", "gfx940"]:
@@ -284,6 +285,24 @@ def build():
                '    raise RuntimeError('])
     log.hit(["dataloader-fork-after-init"], "RuntimeError: Cannot re-initialize CUDA in forked subprocess. To use CUDA "
             "with multiprocessing, you must use the 'spawn' start method")
+    logs.append(log)
+
+    # The same fork problem as the HIP runtime reports it inside the worker (the message
+    # family of PyTorch's c10 HIP checks), with the DataLoader frames nearby.
+    log = Log("fork-after-init-initialization-error.log", first="dataloader-fork-after-init")
+    training_prologue(log, rng)
+    traceback(log, [("/home/ana/src/seg/train.py", 210, "<module>", "for batch in loader:"),
+                    (f"{TORCH}/utils/data/dataloader.py", 1346, "_next_data", "return self._process_data(data)"),
+                    (f"{TORCH}/_utils.py", 722, "reraise", "raise exception")],
+              ["RuntimeError: Caught RuntimeError in DataLoader worker process 1.",
+               "Original Traceback (most recent call last):",
+               f'  File "{TORCH}/utils/data/_utils/worker.py", line 308, in _worker_loop',
+               "    data = fetcher.fetch(index)",
+               f'  File "{TORCH}/utils/data/_utils/pin_memory.py", line 58, in pin_memory',
+               "    return data.pin_memory(device)"])
+    log.hit(["dataloader-fork-after-init"], "RuntimeError: HIP error: initialization error")
+    log.add("HIP kernel errors might be asynchronously reported at some other API call, so the stacktrace below "
+            "might be incorrect.", "For debugging consider passing AMD_SERIALIZE_KERNEL=3")
     logs.append(log)
 
     # --- out-of-memory: a very long OOM line after a huge config dump line ---------------
@@ -378,19 +397,6 @@ def audit_logs():
     rng = random.Random(19)
     logs = []
 
-    log = Log("missing-code-object-gfx1102-rocblas.log", first="rdna3-no-override",
-              note="rocBLAS without gfx1102/gfx1103 Tensile files; both spacings of 'for GPU arch'")
-    training_prologue(log, rng, "AMD Radeon RX 7600S", "gfx1102")
-    log.add("rocBLAS error: Cannot read /home/eli/venv/lib/python3.12/site-packages/torch/lib/rocblas/library/"
-            "TensileLibrary.dat: Illegal seek")
-    log.hit(["rdna3-no-override"], "rocBLAS error: Could not load TensileLibrary for GPU arch : gfx1102")
-    log.add(" List of available TensileLibrary Files : ",
-            '"/home/eli/venv/lib/python3.12/site-packages/torch/lib/rocblas/library/TensileLibrary_lazy_gfx1100.dat"',
-            '"/home/eli/venv/lib/python3.12/site-packages/torch/lib/rocblas/library/TensileLibrary_lazy_gfx1030.dat"')
-    log.hit(["rdna3-no-override"], "rocBLAS error: Cannot read TensileLibrary.dat for GPU arch: gfx1103")
-    log.add("Aborted (core dumped)")
-    logs.append(log)
-
     log = Log("hsa-runtime-error-invalid-isa.log", first="hsa-invalid-isa",
               note="ROCr's queue callback with the INVALID_ISA status (gfx1150 run as 11.0.0)")
     log.add("+ export HSA_OVERRIDE_GFX_VERSION=11.0.0", "+ python3 train.py")
@@ -425,7 +431,7 @@ def audit_logs():
     log.add("[    3.312345] [drm] amdgpu: 16384M of GTT memory ready.")
     logs.append(log)
 
-    log = Log("config-risk-hipblaslt-warning.log", first="hipblaslt-unsupported-warning",
+    log = Log("rocblas-missing-arch-hipblaslt-warning.log", first="hipblaslt-unsupported-warning",
               note="PyTorch's fallback warning in its C++ (newer) and Python UserWarning (older, 'a unsupported') forms")
     training_prologue(log, rng, "AMD Radeon RX 6700 XT", "gfx1030")
     log.hit(["hipblaslt-unsupported-warning"],

@@ -155,7 +155,10 @@ TEST(ReportFacts, EnvironmentSettingsInTheirUsualShapes) {
                         "os.environ['PYTORCH_HIP_ALLOC_CONF'] = 'expandable_segments:True'\n"
                         "docker run -e MIOPEN_FIND_MODE=FAST rocm/pytorch\n"
                         ":1:hip_code_object.cpp :624 : HSA_STATUS_ERROR_INVALID_ISA: The ISA is invalid\n"
-                        "export AMD_SERIALIZE_KERNEL=<level>\n");
+                        "export AMD_SERIALIZE_KERNEL=<level>\n"
+                        "If reserved but unallocated memory is large try setting "
+                        "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.\n"
+                        "For debugging consider passing CUDA_LAUNCH_BLOCKING=1\n");
     EXPECT_EQ(f.env.at("HSA_OVERRIDE_GFX_VERSION"), "10.3.0");
     EXPECT_EQ(f.env.at("HIP_VISIBLE_DEVICES"), "0");
     EXPECT_EQ(f.env.at("PYTORCH_HIP_ALLOC_CONF"), "expandable_segments:True");
@@ -163,6 +166,8 @@ TEST(ReportFacts, EnvironmentSettingsInTheirUsualShapes) {
     EXPECT_FALSE(f.env.contains("CUDA_VISIBLE_DEVICES"));  // empty in ollama's map: not set
     EXPECT_FALSE(f.env.contains("HSA_STATUS_ERROR_INVALID_ISA"));
     EXPECT_FALSE(f.env.contains("AMD_SERIALIZE_KERNEL"));  // a placeholder, not a value
+    EXPECT_FALSE(f.env.contains("PYTORCH_CUDA_ALLOC_CONF"));  // PyTorch's advice, not a setting
+    EXPECT_FALSE(f.env.contains("CUDA_LAUNCH_BLOCKING"));
     EXPECT_FALSE(f.describes_machine());                  // settings alone describe no machine
 }
 
@@ -229,6 +234,68 @@ TEST(ReportFacts, PerNodeOverrideBindsToItsGpu) {
     EXPECT_TRUE(doc["gpus"][0]["override"].is_null());
     EXPECT_EQ(doc["gpus"][1]["override"]["variable"], "HSA_OVERRIDE_GFX_VERSION_2");
     EXPECT_EQ(doc["gpus"][1]["override"]["relation"], "same_family");
+}
+
+TEST(ReportFacts, GreppedRocminfoPairsEachMarketingNameWithItsOwnAgent) {
+    // `rocminfo | grep Name`: the CPU's and NPU's names must not be given to a GPU.
+    const auto f = read("  Name:                    AMD RYZEN AI MAX+ 395 w/ Radeon 8060S\n"
+                        "  Marketing Name:          AMD RYZEN AI MAX+ 395 w/ Radeon 8060S\n"
+                        "  Name:                    gfx1151\n"
+                        "  Marketing Name:          Radeon 8060S Graphics\n"
+                        "      Name:                    amdgcn-amd-amdhsa--gfx1151\n"
+                        "  Name:                    aie2p\n"
+                        "  Marketing Name:          RyzenAI-npu5\n");
+    ASSERT_EQ(f.gpus.size(), 1U);
+    EXPECT_EQ(f.gpus[0].gfx_target, "gfx1151");
+    EXPECT_EQ(f.gpus[0].marketing_name, "Radeon 8060S Graphics");
+}
+
+TEST(ReportFacts, ClinfoBoardNameComesBeforeItsTarget) {
+    const auto f = read("  Board name:\t\t\t\t\t AMD Radeon RX 7900 XTX\n  Name:\t\t\t\t\t\t gfx1100\n"
+                        "  Board name:\t\t\t\t\t AMD Radeon Graphics\n  Name:\t\t\t\t\t\t gfx1036\n");
+    ASSERT_EQ(f.gpus.size(), 2U);
+    EXPECT_EQ(f.gpus[0].marketing_name, "AMD Radeon RX 7900 XTX");
+    EXPECT_EQ(f.gpus[0].source, "clinfo");
+    EXPECT_EQ(f.gpus[1].gfx_target, "gfx1036");
+}
+
+TEST(ReportFacts, VulkanRadvNamesTheChipWhateverTheOverride) {
+    const auto f = read("export HSA_OVERRIDE_GFX_VERSION=11.0.0\n"
+                        "ggml_vulkan: 0 = AMD Radeon 780M (RADV GFX1103_R1) (radv) | uma: 1\n"
+                        "\t\tGPU id = 0 (AMD Radeon RX 7600 (RADV GFX1102))\n");
+    ASSERT_EQ(f.gpus.size(), 2U);
+    EXPECT_EQ(f.gpus[0].gfx_target, "gfx1103");
+    EXPECT_EQ(f.gpus[0].marketing_name, "AMD Radeon 780M");
+    EXPECT_EQ(f.gpus[1].gfx_target, "gfx1102");
+    EXPECT_EQ(f.gpus[1].marketing_name, "AMD Radeon RX 7600");
+}
+
+TEST(ReportFacts, KernelFromFreeFormFields) {
+    EXPECT_EQ(read("### Operating System\n\nArch Linux (Linux 6.19.12-arch1-1)\n").kernel_release, "6.19.12-arch1-1");
+    EXPECT_EQ(read("Kernel: 6.8.0-45-generic\n").kernel_release, "6.8.0-45-generic");
+    // uname's exact form wins over a free-form field wherever each is.
+    EXPECT_EQ(read("Kernel: 6.1.0\nLinux box 6.8.0-45-generic #45-Ubuntu SMP\n").kernel_release, "6.8.0-45-generic");
+}
+
+TEST(ReportFacts, DeviceNamePrintedByAScript) {
+    const auto f = read("CUDA available: True\nDevice: AMD Radeon 8060S\n");
+    ASSERT_EQ(f.gpus.size(), 1U);
+    EXPECT_EQ(f.gpus[0].gfx_target, "gfx1151");
+}
+
+TEST(ReportFacts, AShownTargetThatIsNotTheProductsImpliesAnOverride) {
+    // clinfo under HSA_OVERRIDE_GFX_VERSION=12.0.1 shows gfx1201 for a Strix Halo iGPU; the
+    // excerpt does not show the variable.
+    const auto f = read("  Board name:\t\t\t\t\t AMD Radeon AI PRO R9700\n  Name:\t\t\t\t\t\t gfx1201\n"
+                        "  Board name:\t\t\t\t\t Radeon 8060S Graphics\n  Name:\t\t\t\t\t\t gfx1201\n");
+    ASSERT_EQ(f.gpus.size(), 2U);
+    EXPECT_EQ(f.gpus[1].gfx_target, "gfx1151");
+    EXPECT_EQ(f.gpus[1].shown_target, "gfx1201");
+    const auto doc = report_facts_document(f);
+    EXPECT_TRUE(doc["gpus"][0]["override"].is_null());
+    EXPECT_EQ(doc["gpus"][1]["override"]["relation"], "cross_family");
+    EXPECT_EQ(doc["gpus"][1]["effective_gfx_target"], "gfx1201");
+    EXPECT_NE(doc["gpus"][1]["override"]["variable"].get<std::string>().find("implied"), std::string::npos);
 }
 
 }  // namespace

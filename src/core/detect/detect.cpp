@@ -526,8 +526,10 @@ void collect_access(Collector& c, Facts& facts) {
 }  // namespace
 
 bool is_relevant_env(std::string_view name) {
-    static constexpr std::array<std::string_view, 9> k_prefixes{
-        "HSA_", "HIP_", "ROCR_", "ROCM_", "MIOPEN_", "ROCBLAS_", "PYTORCH_", "AMD_", "GPU_"};
+    // TORCH_ROCM_: PyTorch's ROCm switches (TORCH_ROCM_AOTRITON_ENABLE_EXPERIMENTAL turns on
+    // the flash/memory-efficient attention kernels for consumer GPUs).
+    static constexpr std::array<std::string_view, 10> k_prefixes{
+        "HSA_", "HIP_", "ROCR_", "ROCM_", "MIOPEN_", "ROCBLAS_", "PYTORCH_", "AMD_", "GPU_", "TORCH_ROCM_"};
     static constexpr std::array<std::string_view, 6> k_exact{
         "CUDA_VISIBLE_DEVICES", "LD_LIBRARY_PATH", "LD_PRELOAD", "VIRTUAL_ENV", "CONDA_PREFIX", "RMCP_PROFILE"};
     return std::any_of(k_prefixes.begin(), k_prefixes.end(), [&](auto p) { return name.starts_with(p); }) ||

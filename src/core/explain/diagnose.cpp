@@ -25,6 +25,7 @@ LogScanner::Callback DiagnosisBuilder::collector(std::string source) {
 void DiagnosisBuilder::add(const std::string& source, const Match& match) {
     const auto& cs = m_set->signatures().at(match.signature);
     auto& per = m_found[cs.entry];
+    per.signatures[source].insert(cs.signature);  // every signature that matched, kept occurrence or not
     if (per.occurrences.size() >= k_max_occurrences) return;
     Occurrence occ;
     occ.source = source;
@@ -47,6 +48,7 @@ void DiagnosisBuilder::drop_source(const std::string& source) {
         occ.erase(std::remove_if(occ.begin(), occ.end(), [&](const Occurrence& o) { return o.source == source; }),
                   occ.end());
         it->second.totals.erase(source);
+        it->second.signatures.erase(source);
         it = occ.empty() ? m_found.erase(it) : std::next(it);
     }
 }
@@ -69,24 +71,32 @@ struct Ranked {
     std::size_t first_position = 0;  // order of its first occurrence among all kept ones
 };
 
-// A family entry whose every kept line is also a line of a specific entry adds nothing
-// but noise: the specific entry already says more about the same text.
+// Lines either side of a specific entry's match that belong to the same error block: a
+// ring timeout's "*ERROR* Process information" line, a page fault's status lines.
+constexpr std::uint64_t k_family_cover_lines = 5;
+
+// A family entry whose every kept line sits in an error block a specific entry already
+// recognised adds nothing but noise: the specific entry says more about the same text.
 void drop_covered_family_entries(std::vector<Ranked>& ranked) {
     std::set<std::pair<std::string, std::uint64_t>> specific_lines;
     for (const auto& r : ranked)
         if (!kb::is_family(*r.diagnosis.entry))
             for (const auto& occ : r.diagnosis.occurrences) specific_lines.emplace(occ.source, occ.line);
+    const auto covered = [&](const Occurrence& occ) {
+        const auto low = occ.line > k_family_cover_lines ? occ.line - k_family_cover_lines : 0;
+        const auto it = specific_lines.lower_bound({occ.source, low});
+        return it != specific_lines.end() && it->first == occ.source && it->second <= occ.line + k_family_cover_lines;
+    };
     std::erase_if(ranked, [&](const Ranked& r) {
-        if (!kb::is_family(*r.diagnosis.entry)) return false;
-        return std::all_of(r.diagnosis.occurrences.begin(), r.diagnosis.occurrences.end(), [&](const Occurrence& occ) {
-            return specific_lines.contains({occ.source, occ.line});
-        });
+        return kb::is_family(*r.diagnosis.entry) &&
+               std::all_of(r.diagnosis.occurrences.begin(), r.diagnosis.occurrences.end(), covered);
     });
 }
 
 }  // namespace
 
-std::vector<Diagnosis> DiagnosisBuilder::rank(const AppliesFn& applies, const nlohmann::json* reporter_facts) const {
+std::vector<Diagnosis> DiagnosisBuilder::rank(const AppliesFn& applies, const nlohmann::json* reporter_facts,
+                                              FamilyEntries families) const {
     std::vector<Ranked> ranked;
     for (const auto& [index, per] : m_found) {
         if (per.occurrences.empty()) continue;
@@ -97,15 +107,14 @@ std::vector<Diagnosis> DiagnosisBuilder::rank(const AppliesFn& applies, const nl
         d.total_matches = 0;
         for (const auto& [source, n] : per.totals) d.total_matches += n;
         d.total_matches = std::max<std::uint64_t>(d.total_matches, d.occurrences.size());
+        std::set<std::size_t> matched;
+        for (const auto& [source, indices] : per.signatures) matched.insert(indices.begin(), indices.end());
+        d.signatures_matched.assign(matched.begin(), matched.end());
         for (const auto& occ : d.occurrences) {
-            if (std::find(d.signatures_matched.begin(), d.signatures_matched.end(), occ.signature) ==
-                d.signatures_matched.end())
-                d.signatures_matched.push_back(occ.signature);
             for (const auto& word : occ.context_found)
                 if (std::find(d.context_found.begin(), d.context_found.end(), word) == d.context_found.end())
                     d.context_found.push_back(word);
         }
-        std::sort(d.signatures_matched.begin(), d.signatures_matched.end());
         if (applies) d.applies_here = applies(*d.entry);
         ranked.push_back(std::move(r));
     }
@@ -126,7 +135,7 @@ std::vector<Diagnosis> DiagnosisBuilder::rank(const AppliesFn& applies, const nl
         return best;
     };
 
-    drop_covered_family_entries(ranked);
+    if (families == FamilyEntries::drop_covered) drop_covered_family_entries(ranked);
     std::set<std::string> matched_categories;
     for (const auto& r : ranked) matched_categories.insert(r.diagnosis.entry->category);
     if (reporter_facts)

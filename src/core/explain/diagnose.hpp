@@ -25,6 +25,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
@@ -60,6 +61,10 @@ struct Diagnosis {
     std::string reason;  // why it ranks where it does, one line
 };
 
+// Whether a family entry whose every line sits in an error block a specific entry already
+// recognised is kept (kb work, --all) or dropped (the default: it adds nothing but noise).
+enum class FamilyEntries { drop_covered, keep_all };
+
 class DiagnosisBuilder {
 public:
     // `entries` must outlive the builder and the diagnoses (they point into it).
@@ -78,7 +83,8 @@ public:
     // entries whose conditions hold there join the list even when no line matched them,
     // ranked by "Ranking" in docs/explain.md.
     [[nodiscard]] std::vector<Diagnosis> rank(const AppliesFn& applies,
-                                              const nlohmann::json* reporter_facts = nullptr) const;
+                                              const nlohmann::json* reporter_facts = nullptr,
+                                              FamilyEntries families = FamilyEntries::drop_covered) const;
 
     static constexpr std::size_t k_max_occurrences = 20;  // kept per entry
 
@@ -87,6 +93,7 @@ private:
     std::shared_ptr<const SignatureSet> m_set;
     struct PerEntry {
         std::vector<Occurrence> occurrences;
+        std::map<std::string, std::set<std::size_t>> signatures;  // by source: the entry's signatures that matched
         std::map<std::string, std::uint64_t> totals;  // by source
     };
     std::map<std::size_t, PerEntry> m_found;  // by entry index

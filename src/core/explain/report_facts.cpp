@@ -20,8 +20,9 @@ namespace {
 // The probes, in the order of report_probes(); each names the tool output it reads.
 enum class Probe : std::size_t {
     agent,             // rocminfo: "Agent 2"
-    agent_name,        // rocminfo: "  Name:                    gfx1031"
+    agent_name,        // rocminfo: "  Name:                    gfx1031" (and the CPU's, NPU's names); clinfo: "  Name:  gfx1201"
     agent_marketing,   // rocminfo: "  Marketing Name:          AMD Radeon RX 6700 XT"
+    board_name,        // clinfo: "  Board name:  AMD Radeon AI PRO R9700" (before its Name line)
     collect_env_gpu,   // collect_env: "GPU models and configuration: AMD Radeon RX 6800 XT (gfx1030)"
     torch_version,     // collect_env "PyTorch version: 2.3.0+rocm6.0", ComfyUI "pytorch version: ..."
     torch_hip,         // collect_env: "ROCM used to build PyTorch: 6.0.32830-d62f6a171"
@@ -39,22 +40,25 @@ enum class Probe : std::size_t {
     rocmsmi_gfx,       // rocm-smi: "GPU[0]		: GFX Version: 		gfx1031"
     torch_props,       // "_CudaDeviceProperties(name='AMD Radeon RX 6700 XT', ..., gcnArchName='gfx1030', ...)"
     ollama_gpu,        // ollama: "... compute=gfx1030 ... name=..." / "gpu_type=gfx1031"
-    gpu_field,         // issue template "### GPU" + value, "GPU: AMD Radeon RX 7600 XT"
+    gpu_field,         // issue template "### GPU" + value, "GPU: AMD Radeon RX 7600 XT", "Device: AMD Radeon 8060S"
+    radv,              // Vulkan (RADV): "GPU id = 0 (AMD Radeon AI PRO R9700 (RADV GFX1201))": the chip itself
+    kernel_field,      // "Kernel: 6.5.0-28-generic", "Arch Linux (Linux 6.19.12-arch1-1)"
     count
 };
 
 const std::vector<LineProbe>& probes() {
     static const std::vector<LineProbe> k_probes{
     {R"(^[\s>*]*Agent \d+\s*$)", 0},
-    {R"(^[\s>]*Name:\s+gfx[0-9a-f]{3,4})", 0},
+    {R"(^[\s>]*Name:[ \t]+\S)", 0},
     {R"(^[\s>]*Marketing Name:[ \t]*\S)", 0},
+    {R"(^[\s>]*Board name:[ \t]*\S)", 0},
     {R"(GPU models and configuration:)", 4},
-    {R"((?i)^[\s>]*(PyTorch|torch) version\s*:\s*v?\d+\.\d+)", 0},
+    {R"((?i)\b(PyTorch|torch) version\s*:\s*v?\d+\.\d+)", 0},
     {R"(ROCM used to build PyTorch:\s*\d)", 0},
     {R"(^[\s>]*(\[(pip3?|conda)\]\s+)?torch(==|\s+)\d+\.\d+)", 0},
     {R"((?i)\bROCm version\b)", 3},
     {R"(\brocm-(core|dev|libs)\b[^\n]{0,40}?\d+\.\d+\.\d+)", 0},
-    {R"(/opt/rocm-\d+\.\d+\.\d+/)", 0},
+    {R"([/-]rocm-\d+\.\d+\.\d+/)", 0},
     {R"(\bLinux \S+ \d+\.\d+\.\d+\S* #\d)", 0},
     {R"(Python platform: Linux-\d+\.\d+)", 0},
     {R"(\bLinux version \d+\.\d+\.\d+\S* \()", 0},
@@ -65,13 +69,15 @@ const std::vector<LineProbe>& probes() {
     {R"(GPU\[\d+\]\s*:\s*GFX Version:\s*gfx[0-9a-f]+)", 0},
     {R"(gcnArchName='gfx[0-9a-f]+)", 0},
     {R"(\b(gpu_type|compute)=gfx[0-9a-f]+)", 0},
-    {R"((?i)^[\s>#*-]*(GPU|GPU model|Graphics card)\s*(:|$))", 3},
+    {R"((?i)^[\s>#*-]*(GPU|GPU model|Graphics card)\s*(:|$)|(?i)\b(device|device name|device detected|using device)\s*:\s*(AMD )?Radeon)", 3},
+    {R"(\(RADV GFX[0-9A-F]{3,4}(_R\d+)?\))", 0},
+    {R"((?i)(\bkernel( version| release)?\s*[:=]\s*v?\d+\.\d+\.\d+|\(Linux \d+\.\d+\.\d+))", 0},
     };
     return k_probes;
 }
 
 // Source ranks for GPUs: the most complete per-agent list wins.
-enum GpuRank { k_rocminfo = 0, k_amdsmi, k_rocmsmi, k_collect_env, k_torch, k_ollama, k_template };
+enum GpuRank { k_rocminfo = 0, k_amdsmi, k_rocmsmi, k_radv, k_collect_env, k_torch, k_ollama, k_template };
 
 std::optional<std::string> first_match(const std::string& text, const std::regex& re, int group = 1) {
     std::smatch m;
@@ -117,6 +123,16 @@ bool plausible_value(std::string_view v) {
     });
 }
 
+// Runtimes suggest settings in their messages ("If reserved but unallocated memory is large
+// try setting PYTORCH_HIP_ALLOC_CONF=expandable_segments:True", "For debugging consider
+// passing AMD_SERIALIZE_KERNEL=3"): a suggestion is not a setting of the reporter's.
+bool is_advice(std::string_view before) {
+    const auto lower = to_lower(before.substr(before.size() > 24 ? before.size() - 24 : 0));
+    for (const std::string_view verb : {"setting ", "passing ", "try ", "consider "})
+        if (lower.ends_with(verb)) return true;
+    return false;
+}
+
 bool name_char(char c) { return (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_'; }
 
 // Every NAME=value / NAME:value (ollama's server config map) on a line, for the variables
@@ -132,7 +148,7 @@ void parse_env_line(std::string_view line, std::map<std::string, std::string>& e
         while (end < line.size() && name_char(line[end])) ++end;
         const std::string name(line.substr(i, end - i));
         i = end;
-        if (!is_relevant_env(name)) continue;
+        if (!is_relevant_env(name) || is_advice(line.substr(0, end - name.size()))) continue;
         std::size_t p = end;
         // os.environ["NAME"] = "value"
         while (p < line.size() && (line[p] == '"' || line[p] == '\'' || line[p] == ']')) ++p;
@@ -193,23 +209,33 @@ void ReportReader::add(const std::string& input, const ProbeHit& hit) {
     static const std::regex gfx_re(R"((gfx[0-9a-f]{3,4})\b)");
 
     switch (static_cast<Probe>(hit.probe)) {
-    case Probe::agent: m_agent_open = true; break;
-    case Probe::agent_name:
-        if (auto gfx = first_match(line, gfx_re)) {
-            gpu_line(input, k_rocminfo, "rocminfo", *gfx, "", false);
-            m_agent_open = false;
+    case Probe::agent: m_last_name.reset(); break;
+    case Probe::agent_name: {
+        const auto value = value_after(line, "Name:");
+        NameLine here{input, hit.line, std::nullopt};
+        if (auto gfx = first_match(value, gfx_re); gfx && value.starts_with("gfx")) {
+            std::string board;
+            // clinfo: the board name a line or two before belongs to this device.
+            if (m_pending_board && m_pending_board->first.input == input && hit.line - m_pending_board->first.line <= 3)
+                board = m_pending_board->second;
+            gpu_line(input, k_rocminfo, board.empty() ? "rocminfo" : "clinfo", *gfx, board, false);
+            here.gpu = m_gpus.size() - 1;
         }
-        break;
-    case Probe::agent_marketing: {
-        // Belongs to the last GPU agent of this input when its Name line came first.
-        const auto name = value_after(line, "Marketing Name:");
-        for (auto it = m_gpus.rbegin(); it != m_gpus.rend(); ++it)
-            if (it->rank == k_rocminfo && it->input == input) {
-                if (it->marketing_name.empty() && !m_agent_open) it->marketing_name = printable(name);
-                break;
-            }
+        m_pending_board.reset();
+        m_last_name = here;
         break;
     }
+    case Probe::agent_marketing:
+        // rocminfo: belongs to the agent whose Name line just came (a CPU's or NPU's name is
+        // paired too, and so dropped).
+        if (m_last_name && m_last_name->input == input && hit.line - m_last_name->line <= 4 && m_last_name->gpu) {
+            auto& gpu = m_gpus[*m_last_name->gpu];
+            if (gpu.marketing_name.empty()) gpu.marketing_name = printable(value_after(line, "Marketing Name:"));
+        }
+        break;
+    case Probe::board_name:
+        m_pending_board = {NameLine{input, hit.line, std::nullopt}, printable(value_after(line, "Board name:"))};
+        break;
     case Probe::collect_env_gpu: {
         static const std::regex re(R"((.*?)\s*\((gfx[0-9a-f]{3,4})[^)]*\)\s*$)");
         std::vector<std::string> rows{value_after(line, "GPU models and configuration:")};
@@ -255,7 +281,7 @@ void ReportReader::add(const std::string& input, const ProbeHit& hit) {
         break;
     }
     case Probe::rocm_path: {
-        static const std::regex re(R"(/opt/rocm-(\d+\.\d+\.\d+)/)");
+        static const std::regex re(R"([/-]rocm-(\d+\.\d+\.\d+)/)");
         if (auto v = first_match(line, re)) version("rocm", 3, *v);
         break;
     }
@@ -327,6 +353,20 @@ void ReportReader::add(const std::string& input, const ProbeHit& hit) {
         }
         break;
     }
+    case Probe::radv: {
+        // Vulkan does not see HSA_OVERRIDE_GFX_VERSION: RADV names the chip itself.
+        // "GPU id = 0 (AMD Radeon AI PRO R9700 (RADV GFX1201))", "0 = AMD Radeon 780M (RADV GFX1103_R1)"
+        static const std::regex re(R"(([^()=]*?)\s*\(RADV GFX([0-9A-F]{3,4})(?:_R\d+)?\))");
+        std::smatch m;
+        if (std::regex_search(line, m, re))
+            gpu_line(input, k_radv, "vulkan (RADV)", "gfx" + to_lower(m[2].str()), std::string(trim(m[1].str())), true);
+        break;
+    }
+    case Probe::kernel_field: {
+        static const std::regex re(R"((?:[Kk]ernel(?: version| release)?\s*[:=]\s*v?|\(Linux )(\d+\.\d+\.\d+[A-Za-z0-9_.+~-]*))");
+        if (auto v = first_match(line, re)) version("kernel", 4, *v);
+        break;
+    }
     case Probe::gpu_field: {
         std::string name(trim(std::string_view(line).substr(line.find(':') == std::string::npos ? line.size()
                                                                                              : line.find(':') + 1)));
@@ -371,17 +411,38 @@ ReportFacts ReportReader::facts() const {
         const auto by_name = gfx_for_marketing_name(c.marketing_name);
         if (c.shows_real_target && !c.shown_target.empty()) {
             g.gfx_target = c.shown_target;
+        } else if (by_name && !c.shown_target.empty() && *by_name != c.shown_target) {
+            // The runtime shows another target than the product is: an override is at work,
+            // whether or not the excerpt shows it being set.
+            g.gfx_target = *by_name;
         } else if (override_target && !c.shown_target.empty() && c.shown_target == *override_target) {
             // The runtime shows the overridden target: only the product name tells the chip.
             g.gfx_target = by_name.value_or("");
         } else {
             g.gfx_target = !c.shown_target.empty() ? c.shown_target : by_name.value_or("");
         }
-        const bool duplicate = std::any_of(f.gpus.begin(), f.gpus.end(), [&](const ReportGpu& o) {
-            return c.rank == k_ollama && o.gfx_target == g.gfx_target && o.shown_target == g.shown_target;
-        });
-        if (!duplicate) f.gpus.push_back(std::move(g));
+        f.gpus.push_back(std::move(g));
     }
+    // Two tools of the same rank (rocminfo and clinfo, ollama on every start) list the same
+    // GPUs: a row that adds nothing to another one with the same chip goes.
+    const auto same_chip = [](const ReportGpu& a, const ReportGpu& b) {
+        return (!a.gfx_target.empty() && a.gfx_target == b.gfx_target) ||
+               (a.gfx_target.empty() && b.gfx_target.empty() && a.shown_target == b.shown_target);
+    };
+    std::vector<ReportGpu> kept;
+    for (std::size_t i = 0; i < f.gpus.size(); ++i) {
+        const auto& g = f.gpus[i];
+        bool redundant = false;
+        for (std::size_t j = 0; j < f.gpus.size() && !redundant; ++j) {
+            if (i == j || !same_chip(g, f.gpus[j])) continue;
+            const auto& o = f.gpus[j];
+            // Drop a nameless row next to a named one; of two alike, the later one.
+            redundant = (g.marketing_name.empty() && !o.marketing_name.empty()) ||
+                        (g.marketing_name == o.marketing_name && j < i);
+        }
+        if (!redundant) kept.push_back(g);
+    }
+    f.gpus = std::move(kept);
     return f;
 }
 
@@ -404,6 +465,17 @@ nlohmann::json report_facts_document(const ReportFacts& report) {
                 g.generic_target = Fact<std::string>::known(*gen, source);
             g.officially_supported = Fact<bool>::known(gfx_officially_supported(rg.gfx_target), source);
             apply_gfx_override(g, facts.env);
+            if (!g.gfx_override && !rg.shown_target.empty() && rg.shown_target != rg.gfx_target) {
+                // The runtime ran the chip as another target, so something overrode it; the
+                // report does not show the variable.
+                GfxOverride o;
+                o.variable = "(implied: the report shows " + rg.shown_target + " for this GPU)";
+                o.target = rg.shown_target;
+                o.relation = same_isa_family(rg.shown_target, rg.gfx_target) ? OverrideRelation::same_family
+                                                                              : OverrideRelation::cross_family;
+                g.gfx_override = std::move(o);
+                g.effective_gfx_target = Fact<std::string>::known(rg.shown_target, source);
+            }
         } else if (!rg.shown_target.empty()) {
             // The real chip is unknown (overridden and unnamed); what ran is known.
             g.effective_gfx_target = Fact<std::string>::known(rg.shown_target, source);

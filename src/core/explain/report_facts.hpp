@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <span>
@@ -70,7 +71,15 @@ private:
     void gpu_line(const std::string& input, int rank, std::string source, std::string target, std::string name,
                   bool real);
     std::vector<Candidate> m_gpus;
-    bool m_agent_open = false;  // a rocminfo "Agent N" block whose Name line is still to come
+    // rocminfo prints "Name:" then "Marketing Name:" per agent (CPU and NPU agents too);
+    // clinfo prints "Board name:" before its "Name:". Pairing goes by line distance.
+    struct NameLine {
+        std::string input;
+        std::uint64_t line = 0;
+        std::optional<std::size_t> gpu;  // index into m_gpus when the name is a gfx target
+    };
+    std::optional<NameLine> m_last_name;
+    std::optional<std::pair<NameLine, std::string>> m_pending_board;
     std::map<std::string, std::pair<int, std::string>> m_versions;  // key → (source rank, value)
     std::map<std::string, std::string> m_env;
     void version(const std::string& key, int rank, std::string value);
