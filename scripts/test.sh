@@ -22,6 +22,9 @@ step() { echo; echo "== $*" >&2; }
 step "unit tests"
 ctest --test-dir build --output-on-failure --output-junit "$PWD/$RESULTS/unit.xml" -j2 >&2 || failures=1
 
+step "knowledge-base lint (also run by tests/cli/test_kb.py)"
+RMCP_DATA_DIR="$PWD" build/rmcp kb lint >&2 || failures=1
+
 # The installed product, not the checkout (docs/install.md): the default build installed
 # under /usr into a temporary DESTDIR, which tests/install runs from / without
 # RMCP_DATA_DIR; the same build is packaged there with cpack (no third build). lintian

@@ -20,6 +20,7 @@ std::string_view format_name(OutputFormat f) {
     case OutputFormat::sh: return "sh";
     case OutputFormat::fish: return "fish";
     case OutputFormat::dotenv: return "dotenv";
+    case OutputFormat::markdown: return "markdown";
     }
     return "text";
 }

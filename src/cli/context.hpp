@@ -16,7 +16,7 @@
 
 namespace rmcp::cli {
 
-enum class OutputFormat { text, json, nfd, prometheus, sh, fish, dotenv };
+enum class OutputFormat { text, json, nfd, prometheus, sh, fish, dotenv, markdown };
 
 struct GlobalOptions {
     std::string root;            // --root / RMCP_ROOT
@@ -58,6 +58,7 @@ void add_run_command(CLI::App& app, Context& ctx, Action& action);
 void add_probe_command(CLI::App& app, Context& ctx, Action& action);
 void add_snapshot_command(CLI::App& app, Context& ctx, Action& action);
 void add_completions_command(CLI::App& app, Context& ctx, Action& action);
+void add_kb_command(CLI::App& app, Context& ctx, Action& action);
 
 // The manual page, rendered from the same CLI11 definitions as --help.
 std::string render_manpage(const CLI::App& app);

@@ -85,7 +85,9 @@ void add_findings_env(Context& ctx, const Facts& facts, const patch::PatchSet& p
     }
     patch::PlanContext pc;
     pc.vars = patch::machine_vars(facts);
-    pc.derived = patch::machine_derived(facts, profiles.find("isa-override"));
+    auto derived = patch::machine_derived_sets(facts, profiles.find("isa-override"));
+    pc.derived = std::move(derived.sets);
+    pc.derived_why = std::move(derived.why);
     std::map<std::string, std::string> set;
     std::set<std::string> unset;
     std::set<std::string> used;

@@ -9,6 +9,7 @@
 #include "patch/applier.hpp"
 #include "patch/patch.hpp"
 #include "patch/profile.hpp"
+#include "scan/coverage.hpp"
 #include "util/strings.hpp"
 
 #include <fmt/core.h>
@@ -111,9 +112,23 @@ Result<patch::Plan> make_plan(Context& ctx, const Root& root, const patch::Patch
     if (needs_site && pc.site_packages.empty()) pc.site_packages = default_site_packages(root, pc.env);
     const Facts facts = detect(root);
     pc.vars = patch::machine_vars(facts);
-    // The per-node override uses the same ISA-family rules as the isa-override rung.
-    if (auto profiles = patch::load_profiles(ctx.data_dir() / "profiles"))
-        pc.derived = patch::machine_derived(facts, profiles->find("isa-override"));
+    for (const auto& gpu : facts.gpus)
+        if (gpu.gfx_target) pc.gpu_targets.push_back(*gpu.gfx_target);
+    // Derived override sets use the same ISA-family rules as the isa-override rung, and what
+    // the installed PyTorch contains (coverage facts, headers only: docs/scan.md) when a
+    // requested patch has a derived operation.
+    bool needs_derived = false;
+    for (const auto& id : po.ids)
+        if (const auto* p = set.find(id))
+            for (const auto& op : p->operations) needs_derived = needs_derived || !op.derived.empty();
+    if (auto profiles = patch::load_profiles(ctx.data_dir() / "profiles")) {
+        nlohmann::json libraries;
+        if (needs_derived) libraries = scan::libraries_facts(root, facts);
+        auto derived = patch::machine_derived_sets(facts, profiles->find("isa-override"),
+                                                   needs_derived ? &libraries : nullptr);
+        pc.derived = std::move(derived.sets);
+        pc.derived_why = std::move(derived.why);
+    }
     return patch::make_plan(root, set, po.ids, pc);
 }
 

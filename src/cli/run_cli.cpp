@@ -9,7 +9,8 @@ namespace rmcp::cli {
 namespace {
 constexpr const char* k_footer = R"(Exit codes:
   0  success (doctor: nothing at or above --fail-on; explain: something recognised)
-  1  doctor found problems at or above --fail-on; explain recognised nothing
+  1  doctor found problems at or above --fail-on; explain recognised nothing;
+     kb lint found problems in the knowledge base
   2  usage error or invalid input
   3  environment or runtime error
   4  patch apply failed and was rolled back
@@ -70,6 +71,7 @@ int run(int argc, char** argv) {
     add_run_command(app, ctx, action);
     add_probe_command(app, ctx, action);
     add_snapshot_command(app, ctx, action);
+    add_kb_command(app, ctx, action);
     add_completions_command(app, ctx, action);
 
     std::vector<std::string> help_topic;

@@ -14,6 +14,8 @@ official wheels' targets, rocBLAS Tensile file names) give doctor coverage facts
 rx5600xt-gfx1010-rocm52, kb-rdna1-no-override, rx6700xt-gfx1031, laptop-780m-gfx1103,
 kb-strix-halo, kb-strix-halo-cwsr-off. The others have empty placeholder libraries, so the
 coverage entries fall back to their version tests there (kb-amdgpu-not-live, for one).
+The fixtures of the knowledge-base audit (issue 19, tests/fixtures/README.md) all have
+coverage facts.
 """
 import json
 import pathlib
@@ -33,7 +35,8 @@ KB = REPO / "kb"
 
 EXPECTED = {
     "container-hidden-gpu": {"container-hidden-gpu@2", "dkms-version-missing"},
-    "debian-rocm-cpu-torch": {"amdgpu-not-loaded", "torch-cpu-build"},
+    # A build machine without a GPU: a CPU torch and Debian's packaged ROCm are not problems.
+    "debian-rocm-cpu-torch": set(),
     "desktop-igpu-dgpu": {"override-cross-family@2", "igpu-selected", "override-global-mixed-gpus",
                           "dkms-version-missing", "override-redundant@1"},
     "kfd-no-access": {"kfd-no-access", "dkms-version-missing"},
@@ -46,15 +49,30 @@ EXPECTED = {
     "rx6600-gfx1032": {"rdna2-miopen-gemm-bwd-fault@1", "dkms-version-missing", "override-same-family@1"},
     "rx6700xt-gfx1031": {"rdna2-no-override@1", "dkms-version-missing"},
     "rx6800xt-gfx1030-rocm61": {"ppfeaturemask-overdrive", "torch-rocm-version-mismatch"},
-    "rx7900xtx-gfx1100": {"alloc-expandable-segments", "dkms-version-missing"},
+    # torch 2.4 ignores expandable_segments on ROCm (honoured from 2.11): nothing to report.
+    "rx7900xtx-gfx1100": {"dkms-version-missing"},
     "rx6600xt-override-malformed": {"override-malformed@1", "dkms-version-missing"},
     "kb-rdna1-no-override": {"rdna1-official-wheels@1", "dkms-version-missing"},
     "kb-strix-halo": {"strix-halo-cwsr@1", "library-missing-target@1", "dkms-version-missing"},
     "kb-strix-halo-cwsr-off": {"library-missing-target@1", "dkms-version-missing"},
-    "kb-kernel-6-18": {"kernel-6-18-rdna3-regression@1", "alloc-expandable-segments", "dkms-version-missing",
-                       "no-hip-memory-caching"},
+    "kb-kernel-6-18": {"kernel-6-18-rdna3-regression@1", "dkms-version-missing", "no-hip-memory-caching"},
     "kb-amdgpu-not-live": {"amdgpu-not-live", "amdgpu-not-loaded", "rdna2-no-override@1"},
-    "kb-rx6600-gemm-off": {"dkms-version-missing", "override-same-family@1"},
+    # MIOPEN_DEBUG_CONV_GEMM=0 alone leaves ConvOclBwdWrW2 on (MIOpen issue 3540).
+    "kb-rx6600-gemm-off": {"dkms-version-missing", "override-same-family@1", "rdna2-miopen-gemm-bwd-fault@1"},
+    # The knowledge-base audit's machines (issue 19).
+    "rx7900xtx-healthy": {"dkms-version-missing"},
+    "laptop-780m-healthy": {"dkms-version-missing", "override-same-family@1"},
+    "laptop-780m-gttsize": {"apu-gtt-limit@1", "dkms-version-missing", "override-same-family@1"},
+    # gfx1101 is on AMD's list, but torch 2.4 has no gfx1101 code: the override is needed.
+    "rx7800xt-gfx1101-override": {"dkms-version-missing", "override-same-family@1"},
+    "rx7600s-gfx1102-no-override": {"rdna3-no-override@1", "dkms-version-missing"},
+    "desktop-igpu-dgpu-hip-visible": {"igpu-rocm-crash", "rdna2-no-override@2", "dkms-version-missing"},
+    "rx9070xt-rocm62": {"rdna4-rocm-too-old@1", "library-missing-target@1", "dkms-version-missing"},
+    "rx9070xt-kernel-6-18": {"kernel-6-18-rdna3-regression@1", "alloc-expandable-segments", "dkms-version-missing"},
+    "strix-point-stale-override": {"override-not-needed@1", "dkms-version-missing"},
+    "strix-halo-fixed": {"dkms-version-missing"},
+    "rx7900xtx-cpu-torch": {"torch-cpu-build", "dkms-version-missing"},
+    "wsl2-ubuntu": {"wsl2-no-kfd"},
 }
 
 SEVERITY_RANK = {"critical": 0, "warning": 1, "info": 2}
@@ -109,7 +127,7 @@ def test_every_entry_fires_somewhere_and_not_everywhere():
 
 def test_entries_are_well_formed():
     entries = kb_entries()
-    assert len(entries) >= 25
+    assert len(entries) >= 48
     for stem, e in entries.items():
         assert e["id"] == stem
         assert e["category"] in CATEGORIES
@@ -354,3 +372,63 @@ def test_fixture_libraries_scan_as_generated(rmcp):
                 assert p.stat().st_size < 4096
             else:
                 assert sorted(q.name for q in p.iterdir()) == sorted(f"TensileLibrary_lazy_{t}.dat" for t in targets)
+
+
+# ---------------------------------------------------------------------------------------------
+# The knowledge-base audit (issue 19): coverage, not AMD's list, decides about overrides, and
+# entries that fired on healthy machines no longer do.
+
+def test_builtin_amdgpu_counts_as_loaded(rmcp, tmp_path):
+    """amdgpu built into the kernel: /sys/module/amdgpu/parameters exists, initstate does not
+    (kernel.org Documentation/ABI/stable/sysfs-module). Not 'not loaded'."""
+    root = copy_fixture(tmp_path, "rx7900xtx-healthy")
+    (root / "sys/module/amdgpu/initstate").unlink()
+    (root / "sys/module/amdgpu/refcnt").unlink()
+    facts = json.loads(rmcp("detect", "--root", root, "--format", "json", check=0).stdout)
+    assert facts["driver"]["loaded"] is True and facts["driver"]["builtin"] is True
+    assert "amdgpu-not-loaded" not in finding_keys(doctor_json(rmcp, root)[0])
+    # A module that is not there at all is still "not loaded".
+    shutil.rmtree(root / "sys/module/amdgpu")
+    facts = json.loads(rmcp("detect", "--root", root, "--format", "json", check=0).stdout)
+    assert facts["driver"]["loaded"] is False and facts["driver"]["builtin"] is False
+
+
+def test_override_the_torch_needs_is_not_reported_for_removal(rmcp):
+    """gfx1101 (on AMD's list) as 11.0.0 with torch 2.4, which has no gfx1101 code."""
+    report, _ = doctor_json(rmcp, "rx7800xt-gfx1101-override")
+    assert "override-on-supported-gpu@1" not in finding_keys(report)
+    f = finding(report, "override-same-family")
+    assert evidence_map(f)["gpus[0].coverage.torch_hip[0].chip_covered"] == (False, "equals false")
+
+
+def test_override_on_a_chip_the_torch_covers_is_reported(rmcp, tmp_path):
+    """The same card with a torch >= 2.6 (gfx1101 code): now the override is not needed."""
+    root = copy_fixture(tmp_path, "rx7800xt-gfx1101-override")
+    lib = next(root.glob("home/ivo/venv/lib/python3.12/site-packages/torch/lib/libtorch_hip.so"))
+    lib.write_bytes(make_libraries.host_library(["gfx1030", "gfx1100", "gfx1101"]))
+    keys = finding_keys(doctor_json(rmcp, root)[0])
+    assert "override-on-supported-gpu@1" in keys and "override-same-family@1" not in keys, keys
+
+
+def test_stale_override_needs_native_code_in_the_torch(rmcp, tmp_path):
+    """gfx1150 as 11.0.0: override-not-needed only when the torch has gfx1150 code."""
+    assert "override-not-needed@1" in finding_keys(doctor_json(rmcp, "strix-point-stale-override")[0])
+    root = copy_fixture(tmp_path, "strix-point-stale-override")
+    lib = next(root.glob("home/ada/venv/lib/python3.12/site-packages/torch/lib/libtorch_hip.so"))
+    lib.write_bytes(make_libraries.host_library(["gfx1030", "gfx1100"]))
+    keys = finding_keys(doctor_json(rmcp, root)[0])
+    assert "override-not-needed@1" not in keys and "override-same-family@1" in keys, keys
+
+
+def test_strix_halo_cwsr_depends_on_kernel_and_runtime(rmcp, tmp_path):
+    assert "strix-halo-cwsr@1" not in finding_keys(doctor_json(rmcp, "strix-halo-fixed")[0])
+    root = copy_fixture(tmp_path, "strix-halo-fixed")
+    (root / "proc/sys/kernel/osrelease").write_text("6.17.9-300.fc43.x86_64\n")
+    assert "strix-halo-cwsr@1" in finding_keys(doctor_json(rmcp, root)[0])
+
+
+def test_pcie_atomics_needs_kfd(rmcp, tmp_path):
+    root = copy_fixture(tmp_path, "pcie-atomics-rejected")
+    meta = root / ".rmcp-meta"
+    meta.write_text("".join(l for l in meta.read_text().splitlines(True) if "/dev/kfd" not in l))
+    assert not any(k.startswith("pcie-atomics-rejected") for k in finding_keys(doctor_json(rmcp, root)[0]))

@@ -16,6 +16,10 @@ import pytest
 
 from conftest import FIXTURES, GOLDEN, REPO
 
+import sys  # noqa: E402
+sys.path.insert(0, str(FIXTURES))
+import make_libraries  # noqa: E402
+
 HOME = "/home/tester"
 STATE = "/state"  # XDG_STATE_HOME inside the root; journals go here, outside the hashed tree
 SITE = HOME + "/.local/lib/python3.11/site-packages"
@@ -89,7 +93,8 @@ def test_list_and_show(rmcp):
         assert word in show
     data = rmcp.json("patch", "show", "env-miopen-no-gemm")
     assert data["schema_version"] == 1
-    assert data["operations"] == [{"kind": "env", "set": {"MIOPEN_DEBUG_CONV_GEMM": "0"}}]
+    assert data["operations"] == [{"kind": "env", "set": {"MIOPEN_DEBUG_CONV_DIRECT_OCL_WRW2": "0",
+                                                          "MIOPEN_DEBUG_CONV_GEMM": "0"}}]
     assert rmcp("patch", "show", "no-such-patch").returncode == 2
 
 
@@ -364,7 +369,12 @@ GOLDEN_PLANS = [
     ("kfd-no-access", "advise-render-group", HOME),
     ("laptop-780m-gfx1103", "python-spawn-hook", "/home/lee"),  # the venv PyTorch detect finds
     ("desktop-igpu-dgpu", "env-hip-visible-dgpu", HOME),
-    ("desktop-igpu-dgpu", "env-override-per-node", HOME),  # gfx1100 + gfx1036: only node 2
+    # gfx1100 + gfx1036 on a ROCm 6.3 wheel: only node 2, and the global variable unset
+    ("desktop-igpu-dgpu-hip-visible", "env-override-per-node", HOME),
+    ("desktop-igpu-dgpu-hip-visible", "env-override-same-family", HOME),
+    ("rx7600s-gfx1102-no-override", "env-override-same-family", HOME),  # one family: global 11.0.0
+    ("rx9070xt-rocm62", "advise-install-rocm-torch", HOME),
+    ("kb-rdna1-no-override", "advise-install-rocm-torch", HOME),  # RDNA1: the command chosen by GPU
 ]
 
 
@@ -387,7 +397,34 @@ def test_per_node_override_needs_a_gpu_that_wants_one(rmcp):
     if not root.is_dir():
         pytest.skip("fixture missing")
     err = rmcp("--root", root, "patch", "plan", "env-override-per-node", env={"HOME": HOME}, check=3).stderr.decode()
-    assert "no GPU on this machine needs the per-node-override variables" in err
+    assert "no GPU on this machine needs an override" in err
+
+
+def test_per_node_override_is_refused_where_the_runtime_ignores_it(rmcp):
+    """libhsakmt reads HSA_OVERRIDE_GFX_VERSION_<node> from ROCm 6.3 on (ROCR-Runtime commit
+    84567b64); desktop-igpu-dgpu's torch is 2.3.0+rocm6.0, whose runtime would ignore it and
+    leave the iGPU without the override it needs."""
+    root = FIXTURES / "desktop-igpu-dgpu"
+    for patch_id in ("env-override-per-node", "env-override-same-family"):
+        err = rmcp("--root", root, "patch", "plan", patch_id, env={"HOME": HOME}, check=3).stderr.decode()
+        assert "does not read HSA_OVERRIDE_GFX_VERSION_<node>" in err and "6.0.32830" in err, err
+
+
+def test_same_family_override_follows_coverage(rmcp, tmp_path):
+    """gfx1101 (on AMD's list) with a torch without gfx1101 code needs 11.0.0; with gfx1101 code it
+    needs nothing. AMD's list alone would say nothing in both cases."""
+    src = FIXTURES / "rx7800xt-gfx1101-override"
+    root = tmp_path / "r"
+    shutil.copytree(src, root, symlinks=True)
+    environ = root / "proc/self/environ"
+    environ.write_bytes(b"".join(kv + b"\0" for kv in environ.read_bytes().split(b"\0")
+                                 if kv and not kv.startswith(b"HSA_OVERRIDE_GFX_VERSION=")))
+    out = rmcp("--root", root, "patch", "plan", "env-override-same-family", env={"HOME": HOME}, check=0).stdout
+    assert b"+export HSA_OVERRIDE_GFX_VERSION='11.0.0'" in out
+    lib = next(root.glob("home/ivo/venv/lib/python3.12/site-packages/torch/lib/libtorch_hip.so"))
+    lib.write_bytes(make_libraries.host_library(["gfx1030", "gfx1100", "gfx1101"]))
+    err = rmcp("--root", root, "patch", "plan", "env-override-same-family", env={"HOME": HOME}, check=3).stderr
+    assert b"no GPU on this machine needs an override" in err
 
 
 def test_clean_library_path_keeps_non_rocm_entries(rmcp, tmp_path):

@@ -32,6 +32,15 @@ CATEGORY = {  # entry id -> category, as the knowledge base files say (checked b
     "pcie-atomics-rejected": "device-access",
     "amdgpu-ids-missing": "config-risk",
     "torch-cpu-build": "install-mismatch",
+    "hsa-invalid-isa": "hsa-runtime-error",
+    "secure-boot-module-rejected": "kernel-driver-fault",
+    "apu-gtt-limit": "config-risk",
+    "hipblaslt-unsupported-warning": "rocblas-missing-arch",
+    "sdpa-flash-attention-unavailable": "unsupported-gpu",
+    "container-group-by-name": "device-access",
+    "container-rootless-denied": "device-access",
+    "mes-hang": "gpu-hang",
+    "spawn-main-guard-missing": "fork-after-init",
     "rocblas-no-kernels-for-target": "rocblas-missing-arch",
 }
 
@@ -376,6 +385,134 @@ def build():
                               "kfd kfd: amdgpu: added device 1002:73df",
                               "[drm] Initialized amdgpu 3.54.0 20150101 for 0000:0b:00.0 on minor 0"]):
         log.add(f"[    {3.9 + i * 0.1:.6f}] {text}")
+    logs.append(log)
+    logs += audit_logs()
+    return logs
+
+
+def audit_logs():
+    """Logs for the entries added by the knowledge-base audit (issue 19), written here in the
+    message formats quoted in those entries' sources (older and newer forms of each message
+    where both exist). A separate random stream keeps the logs above unchanged."""
+    rng = random.Random(19)
+    logs = []
+
+    log = Log("hsa-runtime-error-invalid-isa.log", first="hsa-invalid-isa",
+              note="ROCr's queue callback with the INVALID_ISA status (gfx1150 run as 11.0.0)")
+    log.add("+ export HSA_OVERRIDE_GFX_VERSION=11.0.0", "+ python3 train.py")
+    training_prologue(log, rng, "AMD Radeon 890M Graphics", "gfx1100")
+    log.hit(["hsa-invalid-isa"], ":0:rocdevice.cpp            :3018: 1286886492100d us:  Callback: Queue "
+                                 "0x7f7f4d000000 aborting with error : HSA_STATUS_ERROR_INVALID_ISA: The instruction "
+                                 "set architecture is invalid. code: 0x100f")
+    log.add("Aborted (core dumped)")
+    logs.append(log)
+
+    log = Log("kernel-driver-fault-secure-boot.log", first="secure-boot-module-rejected",
+              note="journal at boot and a manual modprobe: Secure Boot refuses the DKMS-built amdgpu")
+    log.hit(["secure-boot-module-rejected"],
+            "Jan 12 10:00:01 box kernel: Lockdown: systemd-udevd: unsigned module loading is restricted; "
+            "see man kernel_lockdown.7")
+    log.hit(["secure-boot-module-rejected"],
+            "Jan 12 10:00:01 box systemd-modules-load[412]: Failed to insert module 'amdgpu': Key was rejected by "
+            "service")
+    log.add("$ sudo modprobe amdgpu")
+    log.hit(["secure-boot-module-rejected"], "modprobe: ERROR: could not insert 'amdgpu': Key was rejected by service")
+    log.hit(["secure-boot-module-rejected"], "[   41.207711] Lockdown: modprobe: unsigned module loading is restricted; "
+                                             "see man kernel_lockdown.7")
+    logs.append(log)
+
+    log = Log("config-risk-apu-gttsize.log", first="apu-gtt-limit", note="an APU booted with amdgpu.gttsize")
+    for i, text in enumerate(["[drm] amdgpu kernel modesetting enabled.",
+                              "amdgpu 0000:64:00.0: amdgpu: Fetched VBIOS from VFCT",
+                              "amdgpu 0000:64:00.0: amdgpu: VRAM: 4096M 0x0000008000000000 - 0x00000080FFFFFFFF"]):
+        log.add(f"[    {2.9 + i * 0.1:.6f}] {text}")
+    log.hit(["apu-gtt-limit"], "[    3.212345] amdgpu 0000:64:00.0: amdgpu: [drm] Configuring gttsize via module "
+                               "parameter is deprecated, please use ttm.pages_limit")
+    log.add("[    3.312345] [drm] amdgpu: 16384M of GTT memory ready.")
+    logs.append(log)
+
+    log = Log("rocblas-missing-arch-hipblaslt-warning.log", first="hipblaslt-unsupported-warning",
+              note="PyTorch's fallback warning in its C++ (newer) and Python UserWarning (older, 'a unsupported') forms")
+    training_prologue(log, rng, "AMD Radeon RX 6700 XT", "gfx1030")
+    log.hit(["hipblaslt-unsupported-warning"],
+            "[W1016 17:27:46.690175963 Context.cpp:301] Warning: Attempting to use hipBLASLt on an unsupported "
+            "architecture! Overriding blas backend to hipblas (function operator())")
+    log.hit(["hipblaslt-unsupported-warning"],
+            "/home/ana/.venv/lib/python3.11/site-packages/torch/nn/modules/linear.py:125: UserWarning: Attempting to "
+            "use hipBLASLt on a unsupported architecture! Overriding blas backend to hipblas")
+    epochs(log, rng, 2)
+    logs.append(log)
+
+    log = Log("unsupported-gpu-sdpa-fallback.log", first="sdpa-flash-attention-unavailable",
+              note="scaled_dot_product_attention warnings from three PyTorch generations")
+    training_prologue(log, rng, "AMD Radeon RX 7900 XTX", "gfx1100")
+    log.hit(["sdpa-flash-attention-unavailable"],
+            "/home/ana/.venv/lib/python3.11/site-packages/diffusers/models/attention_processor.py:1117: UserWarning: "
+            "1Torch was not compiled with flash attention. (Triggered internally at "
+            "../aten/src/ATen/native/transformers/hip/sdp_utils.cpp:253.)")
+    log.hit(["sdpa-flash-attention-unavailable"],
+            "/home/ana/.venv/lib/python3.11/site-packages/transformers/models/llama/modeling_llama.py:566: "
+            "UserWarning: Flash attention support on Navi31 GPU is still experimental. Enable it with "
+            "TORCH_ROCM_AOTRITON_ENABLE_EXPERIMENTAL=1. (Triggered internally at "
+            "/pytorch/aten/src/ATen/native/transformers/hip/sdp_utils.cpp:207.)")
+    log.add("  attn_output = torch.nn.functional.scaled_dot_product_attention(")
+    log.hit(["sdpa-flash-attention-unavailable"],
+            "UserWarning: Mem Efficient attention on Current AMD GPU is still experimental. Enable it with "
+            "TORCH_ROCM_AOTRITON_ENABLE_EXPERIMENTAL=1. (Triggered internally at "
+            "/pytorch/aten/src/ATen/native/transformers/hip/sdp_utils.cpp:663.)")
+    epochs(log, rng, 1)
+    logs.append(log)
+
+    log = Log("device-access-container-group.log", first="container-group-by-name",
+              note="Docker's and Podman's refusal of --group-add render in an image without that group")
+    log.add("$ docker run --device=/dev/kfd --device=/dev/dri --group-add video --group-add render rocm/pytorch")
+    log.hit(["container-group-by-name"],
+            "docker: Error response from daemon: Unable to find group render: no matching entries in group file.")
+    log.add("$ podman run --device /dev/kfd --group-add render localhost/train")
+    log.hit(["container-group-by-name"], "Error: unable to find group render: no matching entries in group file")
+    logs.append(log)
+
+    log = Log("device-access-selinux-kfd.log", first="container-rootless-denied",
+              note="audit log: SELinux denies a container the KFD device (open names it, ioctl gives the path)")
+    log.hit(["container-rootless-denied"],
+            'type=AVC msg=audit(1717400000.123:4567): avc:  denied  { read write } for  pid=20412 comm="python3" '
+            'name="kfd" dev="devtmpfs" ino=1097 scontext=system_u:system_r:container_t:s0:c12,c345 '
+            'tcontext=system_u:object_r:device_t:s0 tclass=chr_file permissive=0')
+    log.hit(["container-rootless-denied"],
+            'type=AVC msg=audit(1717400000.125:4568): avc:  denied  { ioctl } for  pid=20412 comm="python3" '
+            'path="/dev/dri/renderD128" dev="devtmpfs" ino=1102 ioctlcmd=0x6440 '
+            'scontext=system_u:system_r:container_t:s0:c12,c345 tcontext=system_u:object_r:dri_device_t:s0 '
+            'tclass=chr_file permissive=0')
+    logs.append(log)
+
+    log = Log("gpu-hang-mes.log", first="mes-hang",
+              note="MES stops answering (newer kernel text), then the older 'failed to response' form; a GPU reset")
+    def dm(t, text):
+        log.add(f"[{t:12.6f}] amdgpu 0000:c5:00.0: amdgpu: {text}")
+    dm(950.818160, "ring comp_1.0.1 uses VM inv eng 8 on hub 0")
+    log.hit(["mes-hang"], "[  950.818166] amdgpu 0000:c5:00.0: amdgpu: MES failed to respond to msg=REMOVE_QUEUE")
+    log.hit(["mes-hang"], "[  950.818171] amdgpu 0000:c5:00.0: amdgpu: failed to remove hardware queue from MES, "
+                          "doorbell=0x1802")
+    log.hit(["mes-hang"], "[  950.818174] amdgpu 0000:c5:00.0: amdgpu: MES might be in unrecoverable state, issue a "
+                          "GPU reset")
+    log.hit(["gpu-hang-ring-timeout"], "[  950.818199] amdgpu 0000:c5:00.0: amdgpu: GPU reset begin!. Source:  3")
+    log.hit(["mes-hang"], "[ 1210.004411] [drm:mes_v11_0_submit_pkt_and_poll_completion.constprop.0 [amdgpu]] *ERROR* "
+                          "MES failed to response msg=3")
+    logs.append(log)
+
+    log = Log("fork-after-init-spawn-guard.log", first="spawn-main-guard-missing",
+              note="a script without a main guard under the spawn start method")
+    traceback(log, [("<string>", 1, "<module>", ""),
+                    ("/usr/lib/python3.12/multiprocessing/spawn.py", 122, "spawn_main",
+                     "exitcode = _main(fd, parent_sentinel)"),
+                    ("/usr/lib/python3.12/multiprocessing/spawn.py", 131, "_main", "prepare(preparation_data)")],
+              ["RuntimeError: "])
+    log.hit(["spawn-main-guard-missing"], "        An attempt has been made to start a new process before the")
+    log.add("        current process has finished its bootstrapping phase.", "",
+            "        This probably means that you are not using fork to start your",
+            "        child processes and you have forgotten to use the proper idiom",
+            "        in the main module:", "", "            if __name__ == '__main__':",
+            "                freeze_support()", "                ...")
     logs.append(log)
     return logs
 

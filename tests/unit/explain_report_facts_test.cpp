@@ -229,8 +229,9 @@ TEST(ReportFacts, TheDocumentLeavesUnmentionedThingsAbsent) {
 }
 
 TEST(ReportFacts, PerNodeOverrideBindsToItsGpu) {
-    const auto doc = report_facts_document(read(std::string(k_rocminfo_two_gpus) +
-                                                "HSA_OVERRIDE_GFX_VERSION_2=10.3.0\n"));
+    std::string text(k_rocminfo_two_gpus);
+    text.append("HSA_OVERRIDE_GFX_VERSION_2=10.3.0\n");
+    const auto doc = report_facts_document(read(text));
     EXPECT_TRUE(doc["gpus"][0]["override"].is_null());
     EXPECT_EQ(doc["gpus"][1]["override"]["variable"], "HSA_OVERRIDE_GFX_VERSION_2");
     EXPECT_EQ(doc["gpus"][1]["override"]["relation"], "same_family");

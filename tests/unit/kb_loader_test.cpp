@@ -31,7 +31,7 @@ std::pair<std::string, std::string> error_of(const std::string& text) {
 TEST(KbLoader, ShippedKnowledgeBaseLoads) {
     const auto kb = rmcp::kb::load(std::filesystem::path(RMCP_SOURCE_DIR) / "kb");
     ASSERT_TRUE(kb.ok()) << kb.error().message();
-    EXPECT_GE(kb->entries.size(), 25U);
+    EXPECT_GE(kb->entries.size(), 48U);
     for (const auto& e : kb->entries) {
         EXPECT_EQ(std::filesystem::path(e.file).stem(), e.id);
         EXPECT_TRUE(rmcp::kb::is_category(e.category)) << e.id;
@@ -148,4 +148,11 @@ TEST(KbLoader, DirectoryErrors) {
     ASSERT_FALSE(bad.ok());
     EXPECT_EQ(bad.error().path, (dir / "zz.toml").string() + ":2");
     std::filesystem::remove_all(dir);
+}
+
+TEST(KbLoader, NotesAreOptionalText) {
+    auto e = load_entry(k_head + "notes = \"where sources disagree\"\n[[signatures]]\npattern = 'x'\n", "kb/e.toml");
+    ASSERT_TRUE(e.ok()) << e.error().message();
+    EXPECT_EQ(e->notes, "where sources disagree");
+    EXPECT_EQ(error_of(k_head + "notes = 1\n[[signatures]]\npattern = 'x'\n").second, "\"notes\" must be a string, not integer");
 }

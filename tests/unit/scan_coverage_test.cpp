@@ -48,3 +48,26 @@ TEST(ScanCoverage, Verdicts) {
     c = assess("gfx90a", "gfx90a", {"gfx90a:xnack-", "gfx90a:xnack+"});
     EXPECT_TRUE(c.covered);
 }
+
+// Whether the chip itself has code, whatever the override says: decides whether an override
+// is needed by the library (an RX 7800 XT, gfx1101, with 11.0.0 and a torch that has only
+// gfx1100 code needs the override, although gfx1101 is on AMD's support list).
+TEST(ScanCoverage, ChipCoverageIgnoresTheOverride) {
+    const std::vector<std::string> torch61 = {"gfx1030", "gfx1100", "gfx900", "gfx906", "gfx908", "gfx90a", "gfx942"};
+    auto c = assess("gfx1101", "gfx1100", torch61);
+    EXPECT_TRUE(c.covered);
+    EXPECT_FALSE(c.chip_covered);
+    EXPECT_EQ(c.chip_override, "11.0.0");
+
+    c = assess("gfx1101", "gfx1100", {"gfx1100", "gfx1101"});  // torch >= 2.6 ships gfx1101
+    EXPECT_TRUE(c.chip_covered);
+    EXPECT_FALSE(c.chip_override);
+
+    c = assess("gfx1010", "gfx1030", torch61);  // RDNA1 as gfx1030: covered, but no safe value
+    EXPECT_TRUE(c.covered);
+    EXPECT_FALSE(c.chip_covered);
+    EXPECT_FALSE(c.chip_override);
+
+    c = assess("gfx1103", "gfx1103", {"gfx11-generic"});
+    EXPECT_TRUE(c.chip_covered);
+}

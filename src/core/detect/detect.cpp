@@ -162,7 +162,11 @@ DeviceAccess device_access(Collector& c, const Facts& facts, const std::vector<G
 void collect_driver(Collector& c, Facts& facts) {
     auto& d = facts.driver;
     d.initstate = c.line("/sys/module/amdgpu/initstate");
-    d.loaded = d.initstate && d.initstate->find("live") != std::string::npos;
+    // A built-in amdgpu has /sys/module/amdgpu/parameters but no initstate (only loadable
+    // modules have one: kernel.org Documentation/ABI/stable/sysfs-module); it is running.
+    d.builtin = d.initstate.state() == FactState::absent &&
+                c.root().exists("/sys/module/amdgpu/parameters");
+    d.loaded = (d.initstate && d.initstate->find("live") != std::string::npos) || d.builtin;
     d.dkms_version = c.line("/sys/module/amdgpu/version");
     const std::string params = "/sys/module/amdgpu/parameters";
     if (c.root().exists(params))

@@ -130,6 +130,8 @@ std::string render_text(const ExplainReport& report, const Style& style) {
         out += fmt::format("{}. {} [{}] {}, {}\n", rank, style.bold(e.id), e.category, sev,
                            kb::confidence_name(e.confidence));
         out += fmt::format("   {}\n", e.title);
+        // The entry's first sentence says what the problem is; `rmcp kb show ID` has the rest.
+        out += fmt::format("   what: {}\n", kb::summary_line(e.summary));
         std::string where;
         const std::size_t shown = std::min<std::size_t>(d.occurrences.size(), 8);
         for (std::size_t i = 0; i < shown; ++i)
@@ -201,6 +203,7 @@ nlohmann::json render_json(const ExplainReport& report) {
                             {"severity", kb::severity_name(e.severity)},
                             {"confidence", kb::confidence_name(e.confidence)},
                             {"summary", e.summary},
+                            {"summary_line", kb::summary_line(e.summary)},
                             {"applies_here", d.applies_here ? json(*d.applies_here) : json(nullptr)},
                             {"reason", d.reason},
                             {"total_matches", d.total_matches},

@@ -59,8 +59,12 @@ struct OsRelease {
 };
 
 struct Driver {
-    Fact<std::string> initstate;           // "live" when loaded
-    bool loaded = false;
+    Fact<std::string> initstate;           // "live" when loaded as a module
+    // amdgpu built into the kernel: /sys/module/amdgpu exists (it has parameters) but there
+    // is no initstate, which only loadable modules have (kernel.org
+    // Documentation/ABI/stable/sysfs-module).
+    bool builtin = false;
+    bool loaded = false;                   // initstate "live", or built in
     Fact<std::string> dkms_version;        // only with AMD's DKMS driver
     std::map<std::string, Fact<std::string>> params;
     Fact<std::string> kernel_release;

@@ -112,6 +112,7 @@ nlohmann::json facts_to_json(const Facts& f) {
         {"gpus", gpus},
         {"driver",
          json{{"loaded", f.driver.loaded},
+              {"builtin", f.driver.builtin},
               {"initstate", value(f.driver.initstate)},
               {"dkms_version", value(f.driver.dkms_version)},
               {"params", params},

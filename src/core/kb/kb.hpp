@@ -47,6 +47,9 @@ struct Entry {
     Scope scope = Scope::system;
     std::string summary;
     std::string next_step;  // optional: the next diagnostic step (which log level or variable says more)
+    // optional: where the sources disagree with an earlier reading or with each other, and
+    // what was decided (shown by `rmcp kb show`, not by doctor or explain)
+    std::string notes;
     std::vector<std::string> references;
     std::shared_ptr<const Predicate> applies;  // null: never fires from facts (log-only entry)
     std::vector<Signature> signatures;
@@ -93,6 +96,10 @@ struct Finding {
 // Pure: the findings of one entry on a facts document (`detect --format json`).
 // A system-scope entry yields at most one finding, a gpu-scope entry one per GPU.
 std::vector<Finding> evaluate(const nlohmann::json& facts, const Entry& entry);
+
+// The first sentence of a summary, on one line: what `rmcp explain` and `rmcp kb list`
+// show. A sentence ends at ". ", "! " or "? " outside parentheses and quotes, or at the end.
+std::string summary_line(std::string_view summary);
 
 std::string_view severity_name(Severity s);
 std::string_view confidence_name(Confidence c);

@@ -274,7 +274,7 @@ std::optional<Enum> parse_enum(std::string_view s, std::initializer_list<std::pa
 std::optional<Problem> parse_entry(const toml::table& root, const std::string& stem, Entry& e) {
     if (auto bad = check_keys(root,
                               {"id", "title", "category", "severity", "confidence", "scope", "summary", "next_step",
-                               "references", "applies", "signatures", "fixes"},
+                               "notes", "references", "applies", "signatures", "fixes"},
                               "an entry"))
         return bad;
     std::vector<Problem> problems;
@@ -286,6 +286,7 @@ std::optional<Problem> parse_entry(const toml::table& root, const std::string& s
     const auto scope = get_string(root, "scope", 1, false, problems).value();
     e.summary = get_string(root, "summary", 1, true, problems).value();
     e.next_step = get_string(root, "next_step", 1, false, problems).value();
+    e.notes = get_string(root, "notes", 1, false, problems).value();
     if (!problems.empty()) return problems.front();
 
     if (e.id != stem)
@@ -470,6 +471,46 @@ std::string_view confidence_name(Confidence c) {
     case Confidence::generic: return "generic";
     }
     return "hypothesis";
+}
+
+std::string summary_line(std::string_view summary) {
+    // Collapse whitespace, then cut at the first sentence end that is outside brackets and
+    // quotes and does not follow an abbreviation ("e.g.", "i.e.", "etc.", "vs.").
+    std::string flat;
+    for (char c : summary) {
+        if (c == ' ' || c == '\n' || c == '\t' || c == '\r') {
+            if (!flat.empty() && flat.back() != ' ') flat += ' ';
+        } else {
+            flat += c;
+        }
+    }
+    while (!flat.empty() && flat.back() == ' ') flat.pop_back();
+    static constexpr std::string_view k_abbreviations[] = {"e.g", "i.e", "etc", "vs", "cf", "approx"};
+    int depth = 0;
+    bool quoted = false;
+    for (std::size_t i = 0; i < flat.size(); ++i) {
+        const char c = flat[i];
+        if (c == '(' || c == '[') {
+            ++depth;
+        } else if ((c == ')' || c == ']') && depth > 0) {
+            --depth;
+        } else if (c == '\'') {
+            // An opening quote follows a space or bracket; an apostrophe ("doesn't") does not.
+            if (quoted) quoted = false;
+            else if (i == 0 || flat[i - 1] == ' ' || flat[i - 1] == '(') quoted = true;
+        } else if ((c == '.' || c == '!' || c == '?') && depth == 0 && !quoted && i + 1 < flat.size() &&
+                   flat[i + 1] == ' ') {
+            const auto word_start = flat.rfind(' ', i);
+            const std::string_view word =
+                std::string_view(flat).substr(word_start == std::string::npos ? 0 : word_start + 1,
+                                              i - (word_start == std::string::npos ? 0 : word_start + 1));
+            const bool ellipsis = c == '.' && i > 0 && flat[i - 1] == '.';
+            const bool abbreviation = ellipsis || std::find(std::begin(k_abbreviations), std::end(k_abbreviations),
+                                                            word) != std::end(k_abbreviations);
+            if (!abbreviation) return flat.substr(0, i + 1);
+        }
+    }
+    return flat;
 }
 
 std::string_view scope_name(Scope s) { return s == Scope::gpu ? "gpu" : "system"; }

@@ -1,6 +1,8 @@
 #include "patch/patch.hpp"
 
+#include "detect/gfx.hpp"
 #include "facts/facts.hpp"
+#include "kb/version.hpp"
 #include "patch/diff.hpp"
 #include "patch/profile.hpp"
 #include "patch/toml_read.hpp"
@@ -149,8 +151,10 @@ Result<Operation> parse_operation(const toml::table& t, const std::string& file,
         auto derived = detail::opt_string(t, "derived", file);
         if (!derived) return derived.error();
         op.derived = derived->value_or("");
-        if (!op.derived.empty() && op.derived != "per-node-override")
-            return data_error(file, line, fmt::format("unknown derived set '{}' (per-node-override)", op.derived));
+        if (!op.derived.empty() && op.derived != "per-node-override" && op.derived != "same-family-override")
+            return data_error(file, line,
+                              fmt::format("unknown derived set '{}' (per-node-override, same-family-override)",
+                                          op.derived));
         auto unset = detail::opt_string_array(t, "unset", file);
         if (!unset) return unset.error();
         op.unset = *unset;
@@ -196,7 +200,8 @@ Result<Operation> parse_operation(const toml::table& t, const std::string& file,
         if (auto s = detail::check_keys(t, file, {"kind", "note"}, "a python-hook operation"); !s) return s.error();
     } else if (*kind == "advisory") {
         op.kind = OpKind::advisory;
-        if (auto s = detail::check_keys(t, file, {"kind", "command", "distro", "note"}, "an advisory operation"); !s)
+        if (auto s = detail::check_keys(t, file, {"kind", "command", "distro", "gpu", "note"}, "an advisory operation");
+            !s)
             return s.error();
         auto command = detail::opt_string(t, "command", file);
         if (!command) return command.error();
@@ -218,6 +223,27 @@ Result<Operation> parse_operation(const toml::table& t, const std::string& file,
                 if (dc.ids.empty()) return data_error(file, line_of(item), "a distro entry needs 'ids'");
                 op.by_distro.push_back(std::move(dc));
             }
+        }
+        if (const toml::node* g = t.get("gpu")) {
+            const auto* arr = g->as_array();
+            if (!arr) return data_error(file, line_of(*g), "'gpu' must be an array of tables ([[operation.gpu]])");
+            for (const auto& item : *arr) {
+                const auto* gt = item.as_table();
+                if (!gt) return data_error(file, line_of(item), "each gpu entry must be a table");
+                if (auto s = detail::check_keys(*gt, file, {"targets", "command"}, "a gpu entry"); !s) return s.error();
+                GpuCommand gc;
+                auto targets = detail::opt_string_array(*gt, "targets", file);
+                if (!targets) return targets.error();
+                gc.targets = *targets;
+                auto cmd = detail::req_string(*gt, "command", file, line_of(item));
+                if (!cmd) return cmd.error();
+                gc.command = *cmd;
+                if (gc.targets.empty()) return data_error(file, line_of(item), "a gpu entry needs 'targets'");
+                op.by_gpu.push_back(std::move(gc));
+            }
+            if (op.command.empty())
+                return data_error(file, line, "an advisory operation with [[operation.gpu]] needs 'command' for "
+                                              "machines none of its entries matches");
         }
         if (op.command.empty() && op.by_distro.empty())
             return data_error(file, line, "an advisory operation needs 'command' or [[operation.distro]]");
@@ -353,18 +379,109 @@ std::map<std::string, std::string> machine_vars(const Facts& facts) {
     return vars;
 }
 
+std::optional<std::string> runtime_version(const Facts& facts) {
+    std::optional<std::string> lowest;
+    std::optional<std::vector<unsigned long>> lowest_v;
+    const auto consider = [&](const Fact<std::string>& f) {
+        if (!f) return;
+        const auto v = kb::parse_version(*f);
+        if (!v) return;
+        if (!lowest_v || kb::compare_versions(*v, *lowest_v) < 0) {
+            lowest_v = v;
+            lowest = *f;
+        }
+    };
+    for (const auto& t : facts.torch) consider(t.hip_version);
+    if (lowest) return lowest;
+    for (const auto& r : facts.rocm) consider(r.version);
+    return lowest;
+}
+
+namespace {
+
+// libhsakmt reads HSA_OVERRIDE_GFX_VERSION_<node> from ROCm 6.3 on: the per-node lookup is
+// in ROCR-Runtime's libhsakmt (commit 84567b641642, on rocm-rel-6.3.0.1, not on rocm-6.2.x;
+// ROCT-Thunk-Interface's rocm-6.2.4 tag has only the global variable).
+constexpr const char* k_per_node_min_runtime = "6.3";
+
+// GPUs that run the same ISA share a key: their LLVM generic target (FACTS.md, "ISA
+// families"), else the target itself.
+std::string gpu_family_key(const std::string& gfx) { return gfx_generic_target(gfx).value_or(gfx); }
+
+// The value a GPU needs, or nullopt: coverage first (the torch library's verdict for the chip
+// itself), then AMD's list and the isa-override rules.
+std::optional<std::string> needed_override(const Gpu& gpu, const Profile* rules, const nlohmann::json* libraries) {
+    if (!gpu.node || !gpu.gfx_target) return std::nullopt;
+    if (libraries && libraries->contains("coverage") && (*libraries)["coverage"].is_array()) {
+        bool any_row = false;
+        std::optional<std::string> value;
+        for (const auto& row : (*libraries)["coverage"]) {
+            if (!row.is_object() || row.value("node", nlohmann::json()).is_null()) continue;
+            if (row["node"].get<unsigned>() != *gpu.node || row.value("library", "") != "torch_hip") continue;
+            any_row = true;
+            const auto chip_override = row.value("chip_override", nlohmann::json());
+            if (!row.value("chip_covered", true) && chip_override.is_string()) value = chip_override.get<std::string>();
+        }
+        if (any_row) return value;  // the library decides; no row: fall back to the list
+    }
+    if (gpu.officially_supported.value_or(true) || !rules) return std::nullopt;
+    for (const auto& rule : rules->gfx_override)
+        if (std::find(rule.targets.begin(), rule.targets.end(), *gpu.gfx_target) != rule.targets.end())
+            return rule.value;
+    return std::nullopt;
+}
+
+}  // namespace
+
+DerivedSets machine_derived_sets(const Facts& facts, const Profile* override_profile,
+                                 const nlohmann::json* libraries) {
+    DerivedSets out;
+    std::map<unsigned, std::string> needs;     // KFD node -> value
+    std::set<std::string> families;             // of every GPU with a KFD node
+    for (const auto& gpu : facts.gpus) {
+        if (!gpu.node || !gpu.gfx_target) continue;
+        families.insert(gpu_family_key(*gpu.gfx_target));
+        if (auto v = needed_override(gpu, override_profile, libraries)) needs[*gpu.node] = *v;
+    }
+    auto& per_node = out.sets["per-node-override"];
+    auto& same_family = out.sets["same-family-override"];
+    if (needs.empty()) {
+        const std::string why = "no GPU on this machine needs an override (the installed PyTorch has code for each "
+                                "chip, or no supported target of its ISA family is known)";
+        out.why["per-node-override"] = why;
+        out.why["same-family-override"] = why;
+        return out;
+    }
+    const auto runtime = runtime_version(facts);
+    const bool per_node_read =
+        !runtime || kb::VersionRange::parse(std::string(">=") + k_per_node_min_runtime)->contains(*runtime);
+    std::set<std::string> values;
+    for (const auto& [node, value] : needs) values.insert(value);
+    if (families.size() == 1 && values.size() == 1) {
+        // One ISA family: one global value is right for every GPU (those that do not need it
+        // run as a sibling of their own family, or as themselves).
+        same_family["HSA_OVERRIDE_GFX_VERSION"] = *values.begin();
+    }
+    if (!per_node_read) {
+        const std::string why = fmt::format(
+            "the HIP runtime here ({}) does not read HSA_OVERRIDE_GFX_VERSION_<node>, which libhsakmt reads from "
+            "ROCm {} on; setting it would silently drop the override the GPU needs",
+            *runtime, k_per_node_min_runtime);
+        out.why["per-node-override"] = why;
+        if (same_family.empty())
+            out.why["same-family-override"] =
+                "the GPUs here belong to different ISA families, so one global HSA_OVERRIDE_GFX_VERSION would be "
+                "wrong for some of them; and " + why;
+        return out;
+    }
+    for (const auto& [node, value] : needs) per_node[fmt::format("HSA_OVERRIDE_GFX_VERSION_{}", node)] = value;
+    if (same_family.empty()) same_family = per_node;
+    return out;
+}
+
 std::map<std::string, std::map<std::string, std::string>> machine_derived(const Facts& facts,
                                                                           const Profile* override_profile) {
-    std::map<std::string, std::map<std::string, std::string>> out;
-    if (!override_profile) return out;
-    auto& per_node = out["per-node-override"];
-    for (const auto& gpu : facts.gpus) {
-        if (!gpu.node || !gpu.gfx_target || gpu.officially_supported.value_or(true)) continue;
-        for (const auto& rule : override_profile->gfx_override)
-            if (std::find(rule.targets.begin(), rule.targets.end(), *gpu.gfx_target) != rule.targets.end())
-                per_node[fmt::format("HSA_OVERRIDE_GFX_VERSION_{}", *gpu.node)] = rule.value;
-    }
-    return out;
+    return machine_derived_sets(facts, override_profile).sets;
 }
 
 std::string startup_hook_content() {
@@ -412,7 +529,14 @@ Result<TargetState> read_target(const Root& root, const std::string& path) {
 
 std::string advisory_text(const Operation& op, const PlanContext& ctx) {
     std::vector<std::string> lines;
-    if (!op.command.empty()) lines.push_back(op.command);
+    const GpuCommand* by_gpu = nullptr;
+    for (const auto& gc : op.by_gpu) {
+        for (const auto& t : ctx.gpu_targets)
+            if (std::find(gc.targets.begin(), gc.targets.end(), t) != gc.targets.end()) by_gpu = &gc;
+        if (by_gpu) break;
+    }
+    if (by_gpu) lines.push_back(by_gpu->command);
+    else if (!op.command.empty()) lines.push_back(op.command);
     if (!op.by_distro.empty()) {
         const DistroCommand* chosen = nullptr;
         std::vector<std::string> candidates{ctx.distro_id};
@@ -478,10 +602,14 @@ Result<EnvChange> resolve_env_operation(const Patch& patch, const Operation& op,
     std::map<std::string, std::string> to_set = op.set;
     if (!op.derived.empty()) {
         const auto d = ctx.derived.find(op.derived);
-        if (d == ctx.derived.end() || d->second.empty())
+        if (d == ctx.derived.end() || d->second.empty()) {
+            const auto why = ctx.derived_why.find(op.derived);
             return Error{"planning patch", patch.id,
-                         fmt::format("no GPU on this machine needs the {} variables", op.derived),
+                         why != ctx.derived_why.end() ? why->second
+                                                      : fmt::format("no GPU on this machine needs the {} variables",
+                                                                    op.derived),
                          ExitCode::environment};
+        }
         to_set.insert(d->second.begin(), d->second.end());
     }
     for (const auto& [k, v] : to_set) {
@@ -489,6 +617,11 @@ Result<EnvChange> resolve_env_operation(const Patch& patch, const Operation& op,
         if (!value) return value.error();
         change.set[k] = *value;
     }
+    // A derived set may set what the operation otherwise clears (the global override, or one
+    // node's): what is set wins.
+    change.unset.erase(std::remove_if(change.unset.begin(), change.unset.end(),
+                                      [&](const std::string& k) { return change.set.count(k) != 0; }),
+                       change.unset.end());
     return change;
 }
 

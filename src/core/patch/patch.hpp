@@ -6,6 +6,8 @@
 #include "root/root.hpp"
 #include "util/error.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -27,6 +29,13 @@ struct DistroCommand {
     std::string command;
 };
 
+// An advisory command chosen by the GPUs of the machine: the first entry one of whose
+// targets is the chip target (KFD) of some GPU wins; without a match, `command` is used.
+struct GpuCommand {
+    std::vector<std::string> targets;
+    std::string command;
+};
+
 struct Operation {
     OpKind kind = OpKind::advisory;
     unsigned line = 0;
@@ -45,6 +54,7 @@ struct Operation {
     // advisory: a command rmcp prints and never runs, fixed or per distribution.
     std::string command;
     std::vector<DistroCommand> by_distro;
+    std::vector<GpuCommand> by_gpu;
     std::string note;  // why / what to do after (also for the other kinds)
 };
 
@@ -94,16 +104,40 @@ struct PlanContext {
     std::map<std::string, std::string> vars;
     // Named variable sets derived from facts for env operations with `derived = NAME`.
     std::map<std::string, std::map<std::string, std::string>> derived;
+    // Why a derived set is empty on this machine (shown when a plan needs it); by set name.
+    std::map<std::string, std::string> derived_why;
+    // Chip targets of the machine's GPUs, for advisory commands chosen by GPU.
+    std::vector<std::string> gpu_targets;
 };
 
 // The {placeholder} values a machine's facts give (only those that are known).
 std::map<std::string, std::string> machine_vars(const Facts& facts);
-// "per-node-override": for each GPU outside AMD's support list whose ISA family has a
-// supported member (the rules of the profile `override_profile`, normally isa-override),
-// HSA_OVERRIDE_GFX_VERSION_<KFD node> = that member's version (ROCm >= 6.2 reads it).
+// Variable sets derived from facts for `derived = NAME` env operations (docs/patches.md):
+//  "per-node-override": HSA_OVERRIDE_GFX_VERSION_<KFD node> for each GPU that needs an
+//      override, with the value of the supported member of its own ISA family;
+//  "same-family-override": the same values, as one global HSA_OVERRIDE_GFX_VERSION when all
+//      GPUs belong to one ISA family, else per node.
+// A GPU needs an override when the coverage facts (`libraries`, from scan) say the installed
+// PyTorch has no code for the chip but has code for a target of its family (chip_override);
+// without coverage facts, when it is outside AMD's list and `override_profile` (isa-override)
+// has a rule for it. Per-node variables are read by libhsakmt from ROCm 6.3 on; when the
+// runtime that would read them is older (torch.version.hip of a wheel, else the system
+// ROCm), the per-node forms are left empty and `why` says so: a per-node variable the
+// runtime ignores would silently drop an override the GPU needs.
 struct Profile;
+struct DerivedSets {
+    std::map<std::string, std::map<std::string, std::string>> sets;
+    std::map<std::string, std::string> why;  // set name -> why it is empty
+};
+DerivedSets machine_derived_sets(const Facts& facts, const Profile* override_profile,
+                                 const nlohmann::json* libraries = nullptr);
+// The sets only (older callers).
 std::map<std::string, std::map<std::string, std::string>> machine_derived(const Facts& facts,
                                                                           const Profile* override_profile);
+// The HIP runtime version that would read environment variables, as known from facts: the
+// lowest torch.version.hip of the PyTorch installations that have one, else the lowest ROCm
+// version; nullopt when neither is known.
+std::optional<std::string> runtime_version(const Facts& facts);
 
 // Reads ID / ID_LIKE from <root>/etc/os-release (then /usr/lib/os-release).
 void read_distro(const Root& root, PlanContext& ctx);

@@ -139,28 +139,25 @@ std::optional<std::string> override_value_for(std::string_view target) {
     return fmt::format("{}.{}.{}", *v / 10000, (*v / 100) % 100, *v % 100);
 }
 
-Coverage assess(std::string_view chip, std::string_view effective, const std::vector<std::string>& library_targets) {
-    Coverage c;
-    c.gpu_target = std::string(chip);
-    c.effective_target = std::string(effective);
-    const auto want = processor_of(effective);
+namespace {
+
+// The target id in `library_targets` that runs code for processor `want` (itself, or its
+// LLVM generic target); empty when none.
+std::string covering_target(std::string_view want, const std::vector<std::string>& library_targets) {
+    std::string found;
     for (const auto& t : library_targets)
-        if (processor_of(t) == want && (c.covered_by.empty() || t.find(':') == std::string::npos)) c.covered_by = t;
-    if (c.covered_by.empty())
+        if (processor_of(t) == want && (found.empty() || t.find(':') == std::string::npos)) found = t;
+    if (found.empty())
         if (const auto generic = gfx_generic_target(want))
             for (const auto& t : library_targets)
-                if (processor_of(t) == *generic) c.covered_by = t;
-    if (!c.covered_by.empty()) {
-        c.covered = true;
-        c.reason = c.covered_by == want || processor_of(c.covered_by) == want
-                       ? fmt::format("has code for {}", c.covered_by)
-                       : fmt::format("has code for {}, which runs on {}", c.covered_by, want);
-        return c;
-    }
+                if (processor_of(t) == *generic) found = t;
+    return found;
+}
 
-    // Not covered. Propose only targets of the chip's own ISA family (FACTS.md): an
-    // override across families runs code for a different instruction set.
-    const auto chip_proc = processor_of(chip);
+// The covered target of the chip's own ISA family closest to it (FACTS.md: an override
+// across families runs code for a different instruction set).
+std::optional<std::string> nearest_in_family(const std::string& chip_proc,
+                                             const std::vector<std::string>& library_targets) {
     const auto chip_value = encode_gfx_target(chip_proc);
     std::optional<std::string> best;
     std::uint32_t best_distance = UINT32_MAX;
@@ -174,6 +171,32 @@ Coverage assess(std::string_view chip, std::string_view effective, const std::ve
             best_distance = distance;
         }
     }
+    return best;
+}
+
+}  // namespace
+
+Coverage assess(std::string_view chip, std::string_view effective, const std::vector<std::string>& library_targets) {
+    Coverage c;
+    c.gpu_target = std::string(chip);
+    c.effective_target = std::string(effective);
+    const auto chip_proc = processor_of(chip);
+    c.chip_covered = !covering_target(chip_proc, library_targets).empty();
+    if (!c.chip_covered)
+        if (const auto near = nearest_in_family(chip_proc, library_targets)) c.chip_override = override_value_for(*near);
+    const auto want = processor_of(effective);
+    c.covered_by = covering_target(want, library_targets);
+    if (!c.covered_by.empty()) {
+        c.covered = true;
+        c.reason = c.covered_by == want || processor_of(c.covered_by) == want
+                       ? fmt::format("has code for {}", c.covered_by)
+                       : fmt::format("has code for {}, which runs on {}", c.covered_by, want);
+        return c;
+    }
+
+    // Not covered. Propose only targets of the chip's own ISA family (FACTS.md): an
+    // override across families runs code for a different instruction set.
+    const auto best = nearest_in_family(chip_proc, library_targets);
     if (best && *best == chip_proc) {
         c.nearest = best;
         c.remove_override = true;
@@ -337,6 +360,8 @@ json libraries_json(const ScanReport& report) {
                             {"nearest", c.nearest ? json(*c.nearest) : json(nullptr)},
                             {"override", std::move(o)},
                             {"remove_override", c.remove_override},
+                            {"chip_covered", c.chip_covered},
+                            {"chip_override", c.chip_override ? json(*c.chip_override) : json(nullptr)},
                             {"reason", c.reason}});
     }
     out["coverage"] = std::move(coverage);

@@ -39,6 +39,12 @@ struct Coverage {
     std::optional<std::string> nearest;         // covered target of the chip's ISA family
     std::optional<std::string> override_value;  // HSA_OVERRIDE_GFX_VERSION value selecting `nearest`
     bool remove_override = false;      // covered natively once the current override is removed
+    // The chip itself, whatever the override says: is there code for its own processor (or
+    // its generic target)? And if not, the override value of the closest covered target of
+    // its ISA family. Knowledge-base rules use these to decide whether an override is needed
+    // by this library (an override the installed library needs must never be removed).
+    bool chip_covered = false;
+    std::optional<std::string> chip_override;
     std::string reason;                // one sentence for people
 };
 

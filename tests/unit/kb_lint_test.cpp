@@ -1,0 +1,96 @@
+// `rmcp kb lint`'s checks (docs/kb-format.md "Confidence"): reference kinds, confidence sources,
+// costs, patch ids, and entries that fire on healthy machines.
+#include "kb/lint.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+namespace rmcp::kb {
+namespace {
+
+Entry entry_from(const std::string& body) {
+    auto e = load_entry("id = \"e\"\ntitle = \"t\"\ncategory = \"config-risk\"\nsummary = \"s\"\n" + body, "kb/e.toml");
+    EXPECT_TRUE(e.ok()) << e.error().message();
+    return e.ok() ? *e : Entry{};
+}
+
+std::vector<std::string> checks_of(const KnowledgeBase& kb, const std::set<std::string>* patches = nullptr,
+                                   const std::vector<HealthyMachine>& healthy = {}) {
+    std::vector<std::string> out;
+    for (const auto& p : lint(kb, patches, healthy)) out.push_back(p.check);
+    return out;
+}
+
+TEST(KbLint, ClassifiesReferences) {
+    EXPECT_TRUE(classify_reference("https://rocm.docs.amd.com/projects/MIOpen/en/latest/x.html").vendor);
+    EXPECT_FALSE(classify_reference("https://rocm.docs.amd.com/x").thread);
+    const auto rocm_issue = classify_reference("https://github.com/ROCm/legacy-rocm-build/issues/5724");
+    EXPECT_TRUE(rocm_issue.vendor && rocm_issue.thread);
+    const auto user_issue = classify_reference("https://github.com/likelovewant/ROCmLibs-for-gfx1103-AMD780M-APU/issues/37");
+    EXPECT_TRUE(user_issue.thread);
+    EXPECT_FALSE(user_issue.vendor);
+    EXPECT_TRUE(classify_reference("https://github.com/pytorch/pytorch/pull/128753").vendor);
+    EXPECT_TRUE(classify_reference("https://git.kernel.org/pub/scm/linux/kernel/git/torvalds/linux.git/commit/").vendor);
+    EXPECT_TRUE(classify_reference("https://gitlab.freedesktop.org/drm/amd/-/issues/4765").thread);
+    EXPECT_TRUE(classify_reference("https://docs.python.org/3/library/multiprocessing.html").vendor);
+    const auto blog = classify_reference("https://example.org/rocm-tips");
+    EXPECT_FALSE(blog.vendor || blog.thread);
+    EXPECT_FALSE(classify_reference("not a url").vendor);
+}
+
+TEST(KbLint, ConfidenceNeedsItsKindOfSource) {
+    const auto with = [](const char* confidence, const char* ref) {
+        KnowledgeBase kb;
+        kb.entries.push_back(entry_from(std::string("severity = \"info\"\nconfidence = \"") + confidence +
+                                        "\"\nreferences = [\"" + ref + "\"]\n[[signatures]]\npattern = 'x'\n"));
+        return checks_of(kb);
+    };
+    const std::vector<std::string> bad{"confidence-source"};
+    EXPECT_EQ(with("vendor-confirmed", "https://example.org/"), bad);
+    EXPECT_TRUE(with("vendor-confirmed", "https://llvm.org/docs/AMDGPUUsage.html").empty());
+    EXPECT_EQ(with("user-confirmed", "https://llvm.org/docs/AMDGPUUsage.html"), bad);
+    EXPECT_TRUE(with("user-confirmed", "https://github.com/ollama/ollama/issues/8851").empty());
+    EXPECT_EQ(with("reported", "https://example.org/"), bad);
+    EXPECT_TRUE(with("reported", "https://community.amd.com/t/1").empty());
+    EXPECT_TRUE(with("hypothesis", "https://example.org/").empty());
+}
+
+TEST(KbLint, CostsMustSaySomethingAndPatchesMustExist) {
+    KnowledgeBase kb;
+    kb.entries.push_back(entry_from("severity = \"info\"\nconfidence = \"hypothesis\"\n"
+                                    "references = [\"https://example.org/\"]\n[[signatures]]\npattern = 'x'\n"
+                                    "[[fixes]]\npatch = \"a\"\ncost = \"None.\"\n"
+                                    "[[fixes]]\npatch = \"b\"\ncost = \"none: nothing is lost\"\n"));
+    const std::set<std::string> patches{"a"};
+    EXPECT_EQ(checks_of(kb, &patches), (std::vector<std::string>{"cost", "patch"}));
+    EXPECT_EQ(checks_of(kb), (std::vector<std::string>{"cost"}));
+}
+
+TEST(KbLint, OnlyInfoMayFireOnHealthyMachines) {
+    const auto make = [](const char* severity) {
+        KnowledgeBase kb;
+        kb.entries.push_back(entry_from(std::string("severity = \"") + severity +
+                                        "\"\nconfidence = \"hypothesis\"\nreferences = [\"https://example.org/\"]\n"
+                                        "[applies]\nfact = \"driver.loaded\"\nequals = true\n"
+                                        "[[fixes]]\npatch = \"a\"\ncost = \"a reboot\"\n"));
+        return kb;
+    };
+    const std::vector<HealthyMachine> healthy{{"loaded", {{"driver", {{"loaded", true}}}, {"gpus", nlohmann::json::array()}}},
+                                              {"unloaded", {{"driver", {{"loaded", false}}}}}};
+    const auto problems = lint(make("warning"), nullptr, healthy);
+    ASSERT_EQ(problems.size(), 1U);
+    EXPECT_EQ(problems[0].check, "healthy-fires");
+    EXPECT_NE(problems[0].message.find("on the healthy machine loaded: driver.loaded = true (equals true)"),
+              std::string::npos);
+    EXPECT_TRUE(lint(make("info"), nullptr, healthy).empty());
+}
+
+TEST(KbLint, ShippedKnowledgeBaseHasNoSourceOrCostProblem) {
+    const auto kb = load(std::filesystem::path(RMCP_SOURCE_DIR) / "kb");
+    ASSERT_TRUE(kb.ok()) << kb.error().message();
+    for (const auto& p : lint(*kb, nullptr, {})) ADD_FAILURE() << p.entry << " [" << p.check << "]: " << p.message;
+}
+
+}  // namespace
+}  // namespace rmcp::kb
