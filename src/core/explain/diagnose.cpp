@@ -138,11 +138,15 @@ std::vector<Diagnosis> DiagnosisBuilder::rank(const AppliesFn& applies, const nl
     if (families == FamilyEntries::drop_covered) drop_covered_family_entries(ranked);
     std::set<std::string> matched_categories;
     for (const auto& r : ranked) matched_categories.insert(r.diagnosis.entry->category);
+    // The reporter's facts complete the explanation of a failure the log shows (warning and
+    // critical entries). On a log without a failure only critical ones speak: a configuration
+    // that fails for certain (an RDNA1 card run as gfx1030), never a mere risk, so a clean log
+    // of a healthy machine stays clean (kb lint holds the healthy fixtures to no critical).
+    const auto least = ranked.empty() ? kb::Severity::critical : kb::Severity::warning;
     if (reporter_facts)
         for (std::size_t i = 0; i < m_entries.size(); ++i) {
             const auto& entry = m_entries[i];
-            // Info-level conditions are doctor's business; explain answers for a failure.
-            if (!entry.applies || m_found.contains(i) || entry.severity == kb::Severity::info) continue;
+            if (!entry.applies || m_found.contains(i) || entry.severity < least) continue;
             auto findings = kb::evaluate(*reporter_facts, entry);
             if (findings.empty()) continue;
             Ranked r;
