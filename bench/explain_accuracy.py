@@ -26,6 +26,7 @@ import json
 import os
 import pathlib
 import subprocess
+import tempfile
 import tomllib
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
@@ -43,8 +44,14 @@ def split_for(url):
     return "validation" if int(hashlib.sha256(url.encode()).hexdigest()[:8], 16) % 100 < VALIDATION_PERCENT else "dev"
 
 
+# One compiled-database cache for all the runs of one process (src/core/explain/db_cache.hpp):
+# the kb is compiled once instead of once per log.
+_CACHE = tempfile.TemporaryDirectory(prefix="rmcp-accuracy-")
+
+
 def explain(rmcp, path):
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "NO_COLOR": "1", "RMCP_DATA_DIR": str(REPO)}
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "NO_COLOR": "1", "RMCP_DATA_DIR": str(REPO),
+           "XDG_CACHE_HOME": _CACHE.name}
     proc = subprocess.run([rmcp, "--format", "json", "explain", "--no-facts", str(path)], capture_output=True, env=env)
     out = json.loads(proc.stdout) if proc.stdout.strip() else {"problems": []}
     return proc.returncode, out
