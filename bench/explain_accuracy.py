@@ -61,6 +61,26 @@ def real_manifest():
     return tomllib.loads((REAL / "MANIFEST.toml").read_text())["log"]
 
 
+def kb_categories():
+    """id -> category of every entry of kb/."""
+    return {d["id"]: d["category"] for d in (tomllib.loads(f.read_text()) for f in sorted((REPO / "kb").glob("*.toml")))}
+
+
+def manifest_problems(logs):
+    """Rows that break the labelling rule: a row naming a kb entry carries that entry's category;
+    the file name starts with the category (or `clean`). The same rule for both splits."""
+    cats = kb_categories()
+    problems = []
+    for log in logs:
+        entry = log.get("kb_entry", "")
+        if entry and entry in cats and log.get("category") != cats[entry]:
+            problems.append(f'{log["file"]}: category {log.get("category")!r} but kb entry {entry} is {cats[entry]!r}')
+        prefix = "clean" if log.get("clean") else log.get("category", "")
+        if not log["file"].startswith(prefix + "--"):
+            problems.append(f'{log["file"]}: file name does not start with {prefix}--')
+    return problems
+
+
 def evaluate_real(rmcp):
     """One row per real log: what the thread says and what rmcp answered."""
     rows = []
@@ -185,6 +205,9 @@ def main():
     ap.add_argument("--rmcp", default=str(REPO / "build" / "rmcp"))
     ap.add_argument("--out", default=str(REPO / "docs" / "explain-accuracy.md"))
     args = ap.parse_args()
+    bad = manifest_problems(real_manifest())
+    if bad:
+        raise SystemExit("tests/logs/real/MANIFEST.toml breaks the labelling rule:\n  " + "\n  ".join(bad))
     rows = evaluate_real(args.rmcp)
     real_lines, s = real_section(rows)
     written_lines, written_ok = written_section(args.rmcp)

@@ -27,6 +27,15 @@ LOGS = tomllib.loads((REAL_LOGS / "MANIFEST.toml").read_text())["log"] if (REAL_
 REPORT_ROWS = tomllib.loads((REPORTS / "manifest.toml").read_text())["report"] if (REPORTS / "manifest.toml").exists() else []
 
 
+def test_labels_are_consistent_with_the_kb():
+    # The labelling rule (tests/logs/real/README.md): when the thread establishes a kb entry as
+    # the cause, the row's category is that entry's category (the kb classifies its causes; a
+    # label must not contradict it), and the file name starts with the row's category (or
+    # `clean`). Checked for every row of both splits alike.
+    problems = accuracy.manifest_problems(LOGS)
+    assert not problems, problems
+
+
 def test_corpus_is_there_and_labelled():
     assert len(LOGS) >= 150, "the real corpus needs at least 150 excerpts"
     urls = {log["url"] for log in LOGS}
