@@ -61,6 +61,26 @@ def real_manifest():
     return tomllib.loads((REAL / "MANIFEST.toml").read_text())["log"]
 
 
+def kb_categories():
+    """id -> category of every entry of kb/."""
+    return {d["id"]: d["category"] for d in (tomllib.loads(f.read_text()) for f in sorted((REPO / "kb").glob("*.toml")))}
+
+
+def manifest_problems(logs):
+    """Rows that break the labelling rule: a row naming a kb entry carries that entry's category;
+    the file name starts with the category (or `clean`). The same rule for both splits."""
+    cats = kb_categories()
+    problems = []
+    for log in logs:
+        entry = log.get("kb_entry", "")
+        if entry and entry in cats and log.get("category") != cats[entry]:
+            problems.append(f'{log["file"]}: category {log.get("category")!r} but kb entry {entry} is {cats[entry]!r}')
+        prefix = "clean" if log.get("clean") else log.get("category", "")
+        if not log["file"].startswith(prefix + "--"):
+            problems.append(f'{log["file"]}: file name does not start with {prefix}--')
+    return problems
+
+
 def evaluate_real(rmcp):
     """One row per real log: what the thread says and what rmcp answered."""
     rows = []
@@ -111,6 +131,13 @@ def real_section(rows):
              "`tests/logs/real/MANIFEST.toml`), labelled with the category and kb entry that the thread",
              "established as the cause. The split is frozen by a hash of the thread's URL",
              f"(`split_for()`, {VALIDATION_PERCENT}% to validation); kb changes are written against `dev` only.", "",
+             "Labelling rule (checked by this script and `tests/cli/test_explain_real.py` on every row of both",
+             "splits): a row that names the kb entry the thread established as the cause carries that entry's",
+             "category, since the kb classifies its causes and a label must not contradict it; a row that names",
+             "no entry (the thread established none, or no entry fits) keeps the category the thread's cause",
+             "implies. The file name starts with the row's category (`clean--` for clean logs). Applying the",
+             "rule (issue 13) moved 3 validation rows naming `hip-invalid-device-function` from `unsupported-gpu`",
+             "to `missing-code-object`; no dev row broke it.", "",
              "| measure | dev | validation |", "| --- | ---: | ---: |",
              f"| threads | {s['dev']['threads']} | {s['validation']['threads']} |",
              f"| logs | {s['dev']['logs']} | {s['validation']['logs']} |",
@@ -185,6 +212,9 @@ def main():
     ap.add_argument("--rmcp", default=str(REPO / "build" / "rmcp"))
     ap.add_argument("--out", default=str(REPO / "docs" / "explain-accuracy.md"))
     args = ap.parse_args()
+    bad = manifest_problems(real_manifest())
+    if bad:
+        raise SystemExit("tests/logs/real/MANIFEST.toml breaks the labelling rule:\n  " + "\n  ".join(bad))
     rows = evaluate_real(args.rmcp)
     real_lines, s = real_section(rows)
     written_lines, written_ok = written_section(args.rmcp)
