@@ -42,6 +42,9 @@ CATEGORY = {  # entry id -> category, as the knowledge base files say (checked b
     "mes-hang": "gpu-hang",
     "spawn-main-guard-missing": "fork-after-init",
     "rocblas-no-kernels-for-target": "rocblas-missing-arch",
+    "family-amdgpu-kernel-error": "kernel-driver-fault",
+    "family-hsa-status-error": "hsa-runtime-error",
+    "family-unhandled-exception": "hsa-runtime-error",
 }
 
 RED, YEL, DIM, RST = "\x1b[31m", "\x1b[33m", "\x1b[2m", "\x1b[0m"
@@ -387,6 +390,7 @@ def build():
         log.add(f"[    {3.9 + i * 0.1:.6f}] {text}")
     logs.append(log)
     logs += audit_logs()
+    logs += source_format_logs()
     return logs
 
 
@@ -513,6 +517,111 @@ def audit_logs():
             "        child processes and you have forgotten to use the proper idiom",
             "        in the main module:", "", "            if __name__ == '__main__':",
             "                freeze_support()", "                ...")
+    logs.append(log)
+    return logs
+
+
+def source_format_logs():
+    """Logs for the message shapes found by reading the printing software's sources (issue 13,
+    second round): each line is the source's format string with its variable parts filled in.
+    Sources: ROCR-Runtime src/core/runtime/runtime.cpp (VMFaultHandler, HwExceptionHandler);
+    ROCm/clr hipamd/src/hip_error.cpp (hipGetErrorString); llama.cpp ggml-cuda.cu (ggml_cuda_error,
+    GGML_CUDA_NAME "ROCm" in the HIP build; older "CUDA error %d at %s:%d: %s"); Linux
+    drivers/gpu/drm/amd/amdgpu (amdgpu_job.c, mes_v12_0.c, gmc_v8_0.c, amdgpu_kms.c); ollama
+    llm/server.go. A separate random stream keeps the logs above unchanged."""
+    rng = random.Random(13)
+    logs = []
+
+    log = Log("gpu-memory-fault-imprecise-nx.log", first="memory-access-fault",
+              note="ROCr VMFaultHandler: an imprecise fault (address suffix) with the NX reason")
+    epochs(log, rng, 1)
+    log.hit(["memory-access-fault"], "Memory access fault by GPU node-1 (Agent handle: 0x5622a4f1c2d0) on address "
+            "0x7f3a1c000000(may not be exact address). Reason: Execute access to a page marked NX.")
+    log.add("Aborted (core dumped)")
+    logs.append(log)
+
+    log = Log("gpu-memory-fault-illegal-address.log", first="memory-access-fault",
+              note="hipErrorIllegalAddress's string as PyTorch prints it")
+    traceback(log, [("/home/ana/train.py", 88, "<module>", "loss.item()")], [])
+    log.hit(["memory-access-fault"], "RuntimeError: HIP error: an illegal memory access was encountered")
+    log.add("HIP kernel errors might be asynchronously reported at some other API call, so the stacktrace below "
+            "might be incorrect.", "For debugging consider passing AMD_SERIALIZE_KERNEL=3")
+    logs.append(log)
+
+    log = Log("gpu-hang-generic-hang-recovery.log", first="gpu-hang-ring-timeout",
+              note="ROCr VMFaultHandler with the hang reason (KFD error type 3)")
+    epochs(log, rng, 1)
+    log.hit(["gpu-hang-ring-timeout"], "Memory access fault by GPU node-1 (Agent handle: 0x55d1c06b1e40) on address "
+            "0x7ee0a5400000. Reason: Generic hang recovery.")
+    log.add("Aborted (core dumped)")
+    logs.append(log)
+
+    log = Log("gpu-hang-launch-timeout.log", first="gpu-hang-ring-timeout",
+              note="llama.cpp's HIP build: hipErrorLaunchTimeOut's string after 'ROCm error:'")
+    log.add("llama_new_context_with_model: graph splits = 2")
+    log.hit(["gpu-hang-ring-timeout"],
+            "ROCm error: the launch timed out and was terminated")
+    log.add("  current device: 0, in function ggml_cuda_op_mul_mat at /src/ggml/src/ggml-cuda/ggml-cuda.cu:1627",
+            "  hipGetLastError()", "/src/ggml/src/ggml-cuda/ggml-cuda.cu:84: ROCm error")
+    logs.append(log)
+
+    log = Log("gpu-hang-other-rings.log", first="gpu-hang-ring-timeout",
+              note="journalctl -k: a timeout on a multimedia ring, then a MES(pipe) timeout (newer kernel text)")
+    host = "Jun 02 10:11:{:02d} kai-desktop kernel: "
+    log.hit(["gpu-hang-ring-timeout"], host.format(5) + "amdgpu 0000:03:00.0: amdgpu: ring vcn_unified_0 timeout, "
+            "signaled seq=2261, emitted seq=2263")
+    log.hit(["mes-hang"], host.format(7) + "amdgpu 0000:03:00.0: amdgpu: MES(0) failed to respond to msg=MISC "
+            "(WAIT_REG_MEM)")
+    log.add(host.format(7) + "amdgpu 0000:03:00.0: amdgpu: failed to reg_write_reg_wait")
+    logs.append(log)
+
+    log = Log("kernel-driver-fault-gmc-v8.log", first="gfxhub-page-fault",
+              note="dmesg on a Polaris (gmc_v8): the pre-gfxhub VM fault report")
+    log.hit(["gfxhub-page-fault"], "[ 4021.118734] amdgpu 0000:01:00.0: GPU fault detected: 146 0x0c80440c "
+            "for process python3 pid 2291 thread python3 pid 2291")
+    log.hit(["gfxhub-page-fault"], "[ 4021.118738] amdgpu 0000:01:00.0:   VM_CONTEXT1_PROTECTION_FAULT_ADDR   0x00104E00")
+    log.hit(["gfxhub-page-fault"], "[ 4021.118740] amdgpu 0000:01:00.0:   VM_CONTEXT1_PROTECTION_FAULT_STATUS 0x0E04400C")
+    log.add("[ 4021.118743] amdgpu 0000:01:00.0: VM fault (0x0c, vmid 7, pasid 32770) at page 1068544, read from "
+            "'TC7' (0x54433700) (68)")
+    logs.append(log)
+
+    log = Log("kernel-driver-fault-gpu-init.log", first="family-amdgpu-kernel-error",
+              note="dmesg: amdgpu fails to initialise the GPU (amdgpu_kms.c, driver core probe)")
+    log.add("[    5.812204] [drm] amdgpu kernel modesetting enabled.")
+    log.hit(["family-amdgpu-kernel-error"], "[    6.020931] amdgpu 0000:03:00.0: amdgpu_device_ip_init failed")
+    log.hit(["family-amdgpu-kernel-error"], "[    6.020933] amdgpu 0000:03:00.0: Fatal error during GPU init")
+    log.add("[    6.020935] [drm] amdgpu: finishing device.")
+    log.hit(["family-amdgpu-kernel-error"], "[    6.031120] amdgpu: probe of 0000:03:00.0 failed with error -110")
+    logs.append(log)
+
+    log = Log("out-of-memory-rocm-error.log", first="hip-out-of-memory",
+              note="llama.cpp's HIP build: hipErrorOutOfMemory's string; the older numbered form")
+    log.hit(["hip-out-of-memory"], "ROCm error: out of memory")
+    log.add("  current device: 0, in function ggml_backend_cuda_buffer_set_tensor at ggml-cuda.cu:512")
+    log.hit(["hip-out-of-memory"], "CUDA error 2 at /llama.cpp/ggml-cuda.cu:6951: out of memory")
+    logs.append(log)
+
+    log = Log("missing-code-object-no-kernel-image.log", first="hip-invalid-device-function",
+              note="hipErrorNoBinaryForGpu's string, as PyTorch prints it")
+    traceback(log, [("/home/ana/infer.py", 12, "<module>", "x = torch.ones(4, device='cuda') * 2")], [])
+    log.hit(["hip-invalid-device-function"],
+            "RuntimeError: HIP error: no kernel image is available for execution on the device")
+    logs.append(log)
+
+    log = Log("hsa-runtime-error-hw-exception-ecc.log", first="family-hsa-status-error",
+              note="ROCr HwExceptionHandler with the ECC cause")
+    epochs(log, rng, 1)
+    log.hit(["family-hsa-status-error"], "HW Exception by GPU node-2 (Agent handle: 0x55c8f0e2a710) reason :ECC")
+    log.add("Aborted (core dumped)")
+    logs.append(log)
+
+    log = Log("hsa-runtime-error-ollama-runner.log", first="family-unhandled-exception",
+              note="ollama's server after its runner died with no message of its own")
+    log.add('time=2025-03-02T10:14:05.112+01:00 level=INFO source=server.go:594 msg="waiting for server to become '
+            'available" status="llm server loading model"')
+    log.hit(["family-unhandled-exception"], 'time=2025-03-02T10:14:07.880+01:00 level=ERROR source=sched.go:455 '
+            'msg="error loading llama server" error="llama runner process has terminated: signal: aborted '
+            '(core dumped)"')
     logs.append(log)
     return logs
 
