@@ -6,6 +6,12 @@
 #   scripts/regen-golden.sh                 every fixture, every golden kind
 #   scripts/regen-golden.sh FIXTURE...      only these fixtures
 #   RMCP_BUILD_DIR=build-x scripts/regen-golden.sh   use another build
+#   RMCP_GOLDEN_KINDS="detect" scripts/regen-golden.sh   only some kinds (detect doctor plan)
+#
+# This is the one way to regenerate goldens. The `plan` kind (tests/golden/<fixture>/
+# plan-<patch>.txt) is written by the CLI test that holds the list of fixture/patch pairs
+# (tests/cli/test_patch.py, GOLDEN_PLANS), run here with RMCP_REGEN_GOLDEN=1; it regenerates
+# every pair, whatever fixtures are named.
 #
 # To add a golden kind (doctor, plan, ...): write a golden_<kind> function below that
 # prints the output for the fixture root in $1, and add <kind> to the default kinds below. The CLI tests
@@ -36,9 +42,17 @@ golden_doctor() {
   printf '%s\n' "$out" | unversioned
 }
 
-# RMCP_GOLDEN_KINDS="detect" regenerates only some kinds.
-read -r -a KINDS <<< "${RMCP_GOLDEN_KINDS:-detect doctor}"
+read -r -a KINDS <<< "${RMCP_GOLDEN_KINDS:-detect doctor plan}"
 declare -A FILE_OF=([detect]=detect.json [doctor]=doctor.json)
+PER_FIXTURE=()
+WITH_PLANS=0
+for kind in "${KINDS[@]}"; do
+  case "$kind" in
+    plan) WITH_PLANS=1 ;;
+    detect | doctor) PER_FIXTURE+=("$kind") ;;
+    *) echo "regen-golden: unknown kind $kind (detect doctor plan)" >&2; exit 2 ;;
+  esac
+done
 
 fixtures=("$@")
 if ((${#fixtures[@]} == 0)); then
@@ -48,10 +62,15 @@ for f in "${fixtures[@]}"; do
   root="tests/fixtures/$f"
   [[ -d "$root" ]] || { echo "regen-golden: no fixture $root" >&2; exit 2; }
   mkdir -p "tests/golden/$f"
-  for kind in "${KINDS[@]}"; do
+  for kind in "${PER_FIXTURE[@]}"; do
     out="tests/golden/$f/${FILE_OF[$kind]}"
     "golden_$kind" "$root" > "$out.tmp"
     mv "$out.tmp" "$out"
   done
-  echo "regen-golden: $f (${KINDS[*]})"
+  echo "regen-golden: $f (${PER_FIXTURE[*]})"
 done
+if ((WITH_PLANS)); then
+  RMCP_REGEN_GOLDEN=1 RMCP_BUILD_DIR="${RMCP_BUILD_DIR:-build}" /usr/bin/python3 -m pytest -q -p no:cacheprovider \
+    tests/cli/test_patch.py -k test_golden_plans
+  echo "regen-golden: plan-*.txt (tests/cli/test_patch.py GOLDEN_PLANS)"
+fi

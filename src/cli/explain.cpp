@@ -4,7 +4,7 @@
 
 #include "detect/detect.hpp"
 #include "explain/diagnose.hpp"
-#include "explain/kernel_log.hpp"
+#include "process/kernel_log.hpp"
 #include "explain/matcher.hpp"
 #include "explain/render.hpp"
 #include "explain/report_facts.hpp"
@@ -72,7 +72,7 @@ int explain(Context& ctx, const ExplainOptions& opts) {
     }
 
     if (opts.kernel_log) {
-        auto log = explain::read_kernel_log(explain::system_command_runner());
+        auto log = process::read_kernel_log(process::system_runner(std::chrono::seconds(60)));
         if (!log) {
             note_failure(log.error());
         } else {

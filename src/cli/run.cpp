@@ -8,7 +8,6 @@
 #include "facts/facts_json.hpp"
 #include "patch/profile.hpp"
 #include "run/kb_watcher.hpp"
-#include "run/kernel_log.hpp"
 #include "run/plan.hpp"
 #include "run/report.hpp"
 #include "run/supervisor.hpp"

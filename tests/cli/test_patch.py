@@ -380,7 +380,7 @@ GOLDEN_PLANS = [
 
 @pytest.mark.parametrize("fixture,patch_id,home", GOLDEN_PLANS)
 def test_golden_plans(rmcp, fixture, patch_id, home):
-    """Regenerate with RMCP_REGEN_GOLDEN=1 (then review the diff)."""
+    """Regenerate with scripts/regen-golden.sh (it sets RMCP_REGEN_GOLDEN=1 here); review the diff."""
     root = FIXTURES / fixture
     if not root.is_dir():
         pytest.skip(f"fixture {fixture} missing")

@@ -1,5 +1,4 @@
 #include "explain/diagnose.hpp"
-#include "explain/kernel_log.hpp"
 #include "kb/predicate.hpp"
 
 #include <gtest/gtest.h>
@@ -79,34 +78,6 @@ TEST(ExplainDiagnose, GroupsPerEntryCountsAllLinesAndExplainsTheRank) {
     EXPECT_EQ(ranked[0].reason, "none of its context words nearby; 1 of 1 signature matched; severity warning");
     builder.drop_source("a.log");
     EXPECT_TRUE(builder.rank({}).empty());
-}
-
-TEST(ExplainKernelLog, PrefersJournalctlThenFallsBackToDmesg) {
-    std::vector<std::string> called;
-    auto runner = [&](std::string journal_out, int journal_rc, int dmesg_rc) {
-        return [&called, journal_out, journal_rc, dmesg_rc](const std::vector<std::string>& argv) {
-            called.push_back(argv.front());
-            if (argv.front() == "journalctl") {
-                EXPECT_EQ(argv, (std::vector<std::string>{"journalctl", "-k", "-b", "--no-pager"}));
-                return CommandOutput{journal_rc, journal_out, journal_rc ? "journalctl exited with 1" : ""};
-            }
-            return CommandOutput{dmesg_rc, "[ 1.0] dmesg line\n", dmesg_rc ? "dmesg exited with 1" : ""};
-        };
-    };
-    auto log = read_kernel_log(runner("Mar 12 kernel: hello\n", 0, 0));
-    ASSERT_TRUE(log.ok());
-    EXPECT_EQ(log->source, "journalctl -k -b");
-    EXPECT_EQ(called, (std::vector<std::string>{"journalctl"}));
-
-    log = read_kernel_log(runner("-- No entries --\n", 0, 0));
-    ASSERT_TRUE(log.ok());
-    EXPECT_EQ(log->source, "dmesg");
-    EXPECT_EQ(log->text, "[ 1.0] dmesg line\n");
-
-    log = read_kernel_log(runner("", 1, 1));
-    ASSERT_FALSE(log.ok());
-    EXPECT_EQ(log.error().code, ExitCode::environment);
-    EXPECT_EQ(log.error().message(), "reading the kernel log: journalctl exited with 1; dmesg exited with 1");
 }
 
 }  // namespace

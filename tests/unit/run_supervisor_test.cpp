@@ -4,8 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <csignal>
 #include <fcntl.h>
 #include <limits>
+#include <sys/mman.h>
 #include <unistd.h>
 
 using namespace rmcp;
@@ -48,3 +50,97 @@ TEST(RunTimeOptions, TheSupervisorClampsOutOfRangeValues) {
         EXPECT_EQ(result.exit_code, 0) << bad;
     }
 }
+
+// supervise() on real children, with stdout and stderr relayed into memory files.
+namespace {
+
+struct Relayed {
+    run::RunResult result;
+    std::string out, err;
+};
+
+std::string contents(int fd) {
+    std::string text;
+    char buf[4096];
+    ::lseek(fd, 0, SEEK_SET);
+    for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) text.append(buf, static_cast<std::size_t>(n));
+    ::close(fd);
+    return text;
+}
+
+Relayed supervise_relayed(run::RunOptions o) {
+    if (o.plan.empty()) o.plan.push_back(run::Rung{});
+    o.out_fd = ::memfd_create("rmcp-test-out", MFD_CLOEXEC);
+    o.err_fd = ::memfd_create("rmcp-test-err", MFD_CLOEXEC);
+    Diagnostics diag(stderr, Verbosity::quiet);
+    Relayed r;
+    r.result = run::supervise(o, diag);
+    r.out = contents(o.out_fd);
+    r.err = contents(o.err_fd);
+    return r;
+}
+
+TEST(RunSupervise, RelaysBothStreamsAndReturnsTheExitStatus) {
+    run::RunOptions o;
+    o.argv = {"sh", "-c", "echo out; echo err >&2; exit 3"};
+    const auto r = supervise_relayed(o);
+    EXPECT_EQ(r.out, "out\n");
+    EXPECT_EQ(r.err, "err\n");
+    ASSERT_EQ(r.result.attempts.size(), 1U);
+    const auto& a = r.result.attempts[0];
+    EXPECT_EQ(a.end, run::AttemptEnd::exited);
+    EXPECT_EQ(a.exit_status, 3);
+    EXPECT_EQ(a.bytes_out, 4U);
+    EXPECT_EQ(a.bytes_err, 4U);
+    EXPECT_EQ(r.result.exit_code, 3);
+    EXPECT_FALSE(r.result.incident());
+}
+
+TEST(RunSupervise, ASignalIsTheShellsCode) {
+    run::RunOptions o;
+    o.argv = {"sh", "-c", "kill -SEGV $$"};
+    const auto r = supervise_relayed(o);
+    ASSERT_EQ(r.result.attempts.size(), 1U);
+    EXPECT_EQ(r.result.attempts[0].end, run::AttemptEnd::signaled);
+    EXPECT_EQ(r.result.attempts[0].exit_status, SIGSEGV);
+    EXPECT_EQ(r.result.exit_code, 128 + SIGSEGV);
+    EXPECT_FALSE(r.result.attempts[0].gpu_failure);  // nothing recognised it
+}
+
+TEST(RunSupervise, AMissingCommandIs127) {
+    run::RunOptions o;
+    o.argv = {"rmcp-test-no-such-command"};
+    const auto r = supervise_relayed(o);
+    ASSERT_EQ(r.result.attempts.size(), 1U);
+    EXPECT_EQ(r.result.attempts[0].end, run::AttemptEnd::not_started);
+    EXPECT_EQ(r.result.attempts[0].error, "starting rmcp-test-no-such-command: No such file or directory");
+    EXPECT_EQ(r.result.exit_code, run::k_exit_not_found);
+}
+
+TEST(RunSupervise, TheRungsEnvironmentReachesTheChild) {
+    run::RunOptions o;
+    o.argv = {"sh", "-c", "echo \"$RMCP_TEST_RUNG ${RMCP_TEST_UNSET-unset} ${PYTHONUNBUFFERED+set}\""};
+    o.plan.push_back(run::Rung{"test", {{"RMCP_TEST_RUNG", "set"}, {"RMCP_TEST_UNSET", std::nullopt}}, false});
+    ::setenv("RMCP_TEST_UNSET", "inherited", 1);
+    const auto r = supervise_relayed(o);
+    ::unsetenv("RMCP_TEST_UNSET");
+    EXPECT_EQ(r.out, "set unset set\n");  // PYTHONUNBUFFERED: the last lines before a fault are the evidence
+    EXPECT_EQ(r.result.attempts.at(0).rung.profile, "test");
+}
+
+TEST(RunSupervise, SilenceLongerThanTheStallTimeoutIsAStall) {
+    run::RunOptions o;
+    o.argv = {"sh", "-c", "echo started; exec sleep 30"};
+    o.stall_timeout_s = 0.3;
+    o.kill_grace_s = 0.3;
+    const auto r = supervise_relayed(o);
+    EXPECT_EQ(r.out, "started\n");
+    ASSERT_EQ(r.result.attempts.size(), 1U);
+    const auto& a = r.result.attempts[0];
+    EXPECT_TRUE(a.stalled);
+    EXPECT_TRUE(a.gpu_failure);
+    EXPECT_EQ(a.end, run::AttemptEnd::signaled);
+    EXPECT_TRUE(r.result.incident());
+}
+
+}  // namespace

@@ -1,13 +1,14 @@
 #include "patch/auto_profile.hpp"
 
 #include "facts/facts.hpp"
-#include "patch/toml_read.hpp"
+#include "util/toml_read.hpp"
 
 #include <fstream>
 #include <sstream>
 
 namespace rmcp::patch {
 
+namespace detail = toml_read;
 using detail::data_error;
 using detail::line_of;
 

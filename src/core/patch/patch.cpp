@@ -5,7 +5,7 @@
 #include "kb/version.hpp"
 #include "patch/diff.hpp"
 #include "patch/profile.hpp"
-#include "patch/toml_read.hpp"
+#include "util/toml_read.hpp"
 #include "util/strings.hpp"
 
 #include <algorithm>
@@ -16,8 +16,8 @@
 
 namespace rmcp::patch {
 
-using detail::data_error;
-using detail::line_of;
+using toml_read::data_error;
+using toml_read::line_of;
 
 std::string_view op_kind_name(OpKind k) {
     switch (k) {
@@ -137,31 +137,31 @@ namespace {
 Result<Operation> parse_operation(const toml::table& t, const std::string& file, unsigned line) {
     Operation op;
     op.line = line;
-    auto kind = detail::req_string(t, "kind", file, line);
+    auto kind = toml_read::req_string(t, "kind", file, line);
     if (!kind) return kind.error();
-    auto note = detail::opt_string(t, "note", file);
+    auto note = toml_read::opt_string(t, "note", file);
     if (!note) return note.error();
     op.note = note->value_or("");
     if (*kind == "env") {
         op.kind = OpKind::env;
-        if (auto s = detail::check_keys(t, file, {"kind", "set", "unset", "remove", "derived", "note"},
+        if (auto s = toml_read::check_keys(t, file, {"kind", "set", "unset", "remove", "derived", "note"},
                                         "an env operation");
             !s)
             return s.error();
-        auto derived = detail::opt_string(t, "derived", file);
+        auto derived = toml_read::opt_string(t, "derived", file);
         if (!derived) return derived.error();
         op.derived = derived->value_or("");
         if (!op.derived.empty() && op.derived != "per-node-override" && op.derived != "same-family-override")
             return data_error(file, line,
                               fmt::format("unknown derived set '{}' (per-node-override, same-family-override)",
                                           op.derived));
-        auto unset = detail::opt_string_array(t, "unset", file);
+        auto unset = toml_read::opt_string_array(t, "unset", file);
         if (!unset) return unset.error();
         op.unset = *unset;
-        auto set = detail::opt_string_table(t, "set", file);
+        auto set = toml_read::opt_string_table(t, "set", file);
         if (!set) return set.error();
         op.set = *set;
-        auto remove = detail::opt_string_array(t, "remove", file);
+        auto remove = toml_read::opt_string_array(t, "remove", file);
         if (!remove) return remove.error();
         op.remove = *remove;
         if (op.set.empty() && op.remove.empty() && op.unset.empty() && op.derived.empty())
@@ -178,15 +178,15 @@ Result<Operation> parse_operation(const toml::table& t, const std::string& file,
                 return data_error(file, line, fmt::format("the value of '{}' must be one line", k));
     } else if (*kind == "modprobe") {
         op.kind = OpKind::modprobe;
-        if (auto s = detail::check_keys(t, file, {"kind", "params", "file", "note"}, "a modprobe operation"); !s)
+        if (auto s = toml_read::check_keys(t, file, {"kind", "params", "file", "note"}, "a modprobe operation"); !s)
             return s.error();
-        auto mfile = detail::opt_string(t, "file", file);
+        auto mfile = toml_read::opt_string(t, "file", file);
         if (!mfile) return mfile.error();
         op.file = mfile->value_or("");
         static const std::regex k_modprobe_name{"rmcp-[a-z0-9][a-z0-9-]*\\.conf"};
         if (!op.file.empty() && !std::regex_match(op.file, k_modprobe_name))
             return data_error(file, line_of(*t.get("file")), "'file' must be named rmcp-<name>.conf");
-        auto params = detail::opt_string_table(t, "params", file);
+        auto params = toml_read::opt_string_table(t, "params", file);
         if (!params) return params.error();
         op.params = *params;
         if (op.params.empty()) return data_error(file, line, "a modprobe operation needs 'params'");
@@ -197,13 +197,13 @@ Result<Operation> parse_operation(const toml::table& t, const std::string& file,
         }
     } else if (*kind == "python-hook") {
         op.kind = OpKind::python_hook;
-        if (auto s = detail::check_keys(t, file, {"kind", "note"}, "a python-hook operation"); !s) return s.error();
+        if (auto s = toml_read::check_keys(t, file, {"kind", "note"}, "a python-hook operation"); !s) return s.error();
     } else if (*kind == "advisory") {
         op.kind = OpKind::advisory;
-        if (auto s = detail::check_keys(t, file, {"kind", "command", "distro", "gpu", "note"}, "an advisory operation");
+        if (auto s = toml_read::check_keys(t, file, {"kind", "command", "distro", "gpu", "note"}, "an advisory operation");
             !s)
             return s.error();
-        auto command = detail::opt_string(t, "command", file);
+        auto command = toml_read::opt_string(t, "command", file);
         if (!command) return command.error();
         op.command = command->value_or("");
         if (const toml::node* d = t.get("distro")) {
@@ -212,12 +212,12 @@ Result<Operation> parse_operation(const toml::table& t, const std::string& file,
             for (const auto& item : *arr) {
                 const auto* dt = item.as_table();
                 if (!dt) return data_error(file, line_of(item), "each distro entry must be a table");
-                if (auto s = detail::check_keys(*dt, file, {"ids", "command"}, "a distro entry"); !s) return s.error();
+                if (auto s = toml_read::check_keys(*dt, file, {"ids", "command"}, "a distro entry"); !s) return s.error();
                 DistroCommand dc;
-                auto ids = detail::opt_string_array(*dt, "ids", file);
+                auto ids = toml_read::opt_string_array(*dt, "ids", file);
                 if (!ids) return ids.error();
                 dc.ids = *ids;
-                auto cmd = detail::req_string(*dt, "command", file, line_of(item));
+                auto cmd = toml_read::req_string(*dt, "command", file, line_of(item));
                 if (!cmd) return cmd.error();
                 dc.command = *cmd;
                 if (dc.ids.empty()) return data_error(file, line_of(item), "a distro entry needs 'ids'");
@@ -230,12 +230,12 @@ Result<Operation> parse_operation(const toml::table& t, const std::string& file,
             for (const auto& item : *arr) {
                 const auto* gt = item.as_table();
                 if (!gt) return data_error(file, line_of(item), "each gpu entry must be a table");
-                if (auto s = detail::check_keys(*gt, file, {"targets", "command"}, "a gpu entry"); !s) return s.error();
+                if (auto s = toml_read::check_keys(*gt, file, {"targets", "command"}, "a gpu entry"); !s) return s.error();
                 GpuCommand gc;
-                auto targets = detail::opt_string_array(*gt, "targets", file);
+                auto targets = toml_read::opt_string_array(*gt, "targets", file);
                 if (!targets) return targets.error();
                 gc.targets = *targets;
-                auto cmd = detail::req_string(*gt, "command", file, line_of(item));
+                auto cmd = toml_read::req_string(*gt, "command", file, line_of(item));
                 if (!cmd) return cmd.error();
                 gc.command = *cmd;
                 if (gc.targets.empty()) return data_error(file, line_of(item), "a gpu entry needs 'targets'");
@@ -256,10 +256,10 @@ Result<Operation> parse_operation(const toml::table& t, const std::string& file,
 }  // namespace
 
 Result<Patch> parse_patch(std::string_view text, const std::string& file) {
-    auto parsed = detail::parse_toml(text, file);
+    auto parsed = toml_read::parse_toml(text, file);
     if (!parsed) return parsed.error();
     const toml::table& t = *parsed;
-    if (auto s = detail::check_keys(t, file, {"id", "title", "why", "cost", "evidence", "references", "operation"},
+    if (auto s = toml_read::check_keys(t, file, {"id", "title", "why", "cost", "evidence", "references", "operation"},
                                     "a patch");
         !s)
         return s.error();
@@ -267,7 +267,7 @@ Result<Patch> parse_patch(std::string_view text, const std::string& file) {
     p.file = file;
     for (auto [key, field] : {std::pair{"id", &p.id}, std::pair{"title", &p.title}, std::pair{"why", &p.why},
                               std::pair{"cost", &p.cost}, std::pair{"evidence", &p.evidence}}) {
-        auto v = detail::req_string(t, key, file, 1);
+        auto v = toml_read::req_string(t, key, file, 1);
         if (!v) return v.error();
         *field = *v;
     }
@@ -278,7 +278,7 @@ Result<Patch> parse_patch(std::string_view text, const std::string& file) {
     if (k_evidence.count(p.evidence) == 0)
         return data_error(file, line_of(*t.get("evidence")),
                           "'evidence' must be vendor-confirmed, user-confirmed, reported or hypothesis");
-    auto refs = detail::opt_string_array(t, "references", file);
+    auto refs = toml_read::opt_string_array(t, "references", file);
     if (!refs) return refs.error();
     p.references = *refs;
     const toml::node* ops = t.get("operation");

@@ -1,7 +1,7 @@
 #include "patch/profile.hpp"
 
 #include "facts/facts.hpp"
-#include "patch/toml_read.hpp"
+#include "util/toml_read.hpp"
 #include "util/strings.hpp"
 
 #include <algorithm>
@@ -11,6 +11,7 @@
 
 namespace rmcp::patch {
 
+namespace detail = toml_read;
 using detail::data_error;
 using detail::line_of;
 

@@ -1,6 +1,6 @@
 #include "probe/catalogue.hpp"
 
-#include "patch/toml_read.hpp"
+#include "util/toml_read.hpp"
 
 #include <fmt/format.h>
 
@@ -12,13 +12,13 @@
 
 namespace rmcp::probe {
 
-using patch::detail::check_keys;
-using patch::detail::data_error;
-using patch::detail::line_of;
-using patch::detail::opt_string;
-using patch::detail::opt_string_array;
-using patch::detail::opt_string_table;
-using patch::detail::req_string;
+using toml_read::check_keys;
+using toml_read::data_error;
+using toml_read::line_of;
+using toml_read::opt_string;
+using toml_read::opt_string_array;
+using toml_read::opt_string_table;
+using toml_read::req_string;
 
 namespace {
 
@@ -209,7 +209,7 @@ std::string direction_tag(std::string_view direction) {
 std::string dtype_tag(std::string_view dtype) { return dtype == "float16" ? "fp16" : "fp32"; }
 
 Result<Catalogue> parse_catalogue(std::string_view text, const std::string& file) {
-    auto parsed = patch::detail::parse_toml(text, file);
+    auto parsed = toml_read::parse_toml(text, file);
     if (!parsed) return parsed.error();
     const toml::table& t = *parsed;
     if (auto s = check_keys(t, file, {"family", "switch", "import_time"}, "the catalogue"); !s) return s.error();

@@ -1,5 +1,7 @@
 #include "probe/fork_server.hpp"
 
+#include "process/spawn.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -8,7 +10,6 @@
 #include <cstring>
 #include <fcntl.h>
 #include <poll.h>
-#include <spawn.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -56,15 +57,6 @@ std::string status_text(int status) {
     return fmt::format("wait status {}", status);
 }
 
-// Moves `fd` to a number >= 10 so that dup2 onto 3 in the child is never dup2(3, 3), which
-// would leave close-on-exec set.
-int high_fd(int fd) {
-    if (fd >= 10) return fd;
-    const int moved = ::fcntl(fd, F_DUPFD_CLOEXEC, 10);
-    ::close(fd);
-    return moved;
-}
-
 bool read_into(int& fd, std::string& to) {
     char buf[16384];
     const ssize_t got = ::read(fd, buf, sizeof buf);
@@ -105,33 +97,18 @@ Result<std::unique_ptr<ForkServer>> ForkServer::start(const ForkServerOptions& o
             if (fd >= 0) ::close(fd);
         return Error{"creating the control socket for", "the probe worker", std::strerror(e), ExitCode::environment, e};
     }
-    sv[1] = high_fd(sv[1]);
-    log[1] = high_fd(log[1]);
-
-    posix_spawn_file_actions_t actions;
-    posix_spawnattr_t attr;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawnattr_init(&attr);
-    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_adddup2(&actions, log[1], STDOUT_FILENO);
-    posix_spawn_file_actions_adddup2(&actions, log[1], STDERR_FILENO);
-    posix_spawn_file_actions_adddup2(&actions, sv[1], 3);
     // Its own process group: the terminal's ^C reaches rmcp, which then closes the socket;
     // the server kills its children and exits (python/rmcp/zygote.py).
-    posix_spawnattr_setpgroup(&attr, 0);
-    sigset_t none, defaults;
+    process::SpawnRequest request;
+    request.argv = {options.python, "-m", "rmcp.worker", "--serve", "--control-fd", "3"};
+    request.env = options.env;
+    request.fds = {process::FdMapping::dev_null(STDIN_FILENO, O_RDONLY), process::FdMapping::copy_of(log[1], STDOUT_FILENO),
+                   process::FdMapping::copy_of(log[1], STDERR_FILENO), process::FdMapping::copy_of(sv[1], 3)};
+    request.group = process::ProcessGroup::own;
+    sigset_t none;
     sigemptyset(&none);
-    sigemptyset(&defaults);
-    sigaddset(&defaults, SIGPIPE);
-    posix_spawnattr_setsigmask(&attr, &none);
-    posix_spawnattr_setsigdefault(&attr, &defaults);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-    const std::vector<std::string> argv = {options.python, "-m", "rmcp.worker", "--serve", "--control-fd", "3"};
-    std::vector<char*> args, envp;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    for (const auto& e : options.env) envp.push_back(const_cast<char*>(e.c_str()));
-    envp.push_back(nullptr);
+    request.signal_mask = none;
+    request.reset_sigpipe = true;
 
     // No core files: a faulting GPU process can dump gigabytes, and dozens of children would
     // fill the disk. The limit is inherited by the server and every child it forks.
@@ -143,18 +120,18 @@ Result<std::unique_ptr<ForkServer>> ForkServer::start(const ForkServerOptions& o
         ::setrlimit(RLIMIT_CORE, &none_limit);
     }
     const auto started = Clock::now();
-    const int rc = ::posix_spawn(&server->m_pid, options.python.c_str(), &actions, &attr, args.data(), envp.data());
+    auto spawned = process::spawn(request);
     if (have_limit) ::setrlimit(RLIMIT_CORE, &saved);
-    posix_spawn_file_actions_destroy(&actions);
-    posix_spawnattr_destroy(&attr);
     ::close(sv[1]);
     ::close(log[1]);
     server->m_ctl = sv[0];
     server->m_log = log[0];
-    if (rc != 0) {
+    if (!spawned) {
         server->m_pid = -1;
-        return Error{"starting the probe worker with", options.python, std::strerror(rc), ExitCode::environment, rc};
+        const auto& e = spawned.error();
+        return Error{"starting the probe worker with", options.python, e.cause, ExitCode::environment, e.os_error};
     }
+    server->m_pid = spawned->pid;
 
     const auto fail = [&](std::string doing, std::string cause) -> Error {
         server->stop(std::chrono::milliseconds(0));

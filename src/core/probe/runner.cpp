@@ -1,5 +1,7 @@
 #include "probe/runner.hpp"
 
+#include "process/spawn.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -23,13 +25,6 @@ std::vector<std::string> with_changes(const std::vector<std::string>& env, const
     }
     for (const auto& [k, v] : changes) out.push_back(k + "=" + v);
     return out;
-}
-
-std::optional<std::string> env_value(const std::vector<std::string>& env, std::string_view name) {
-    for (const auto& entry : env)
-        if (entry.size() > name.size() && entry[name.size()] == '=' && entry.compare(0, name.size(), name) == 0)
-            return entry.substr(name.size() + 1);
-    return std::nullopt;
 }
 
 // The last line of stdout that parses as a JSON object: the worker's report.
@@ -164,7 +159,7 @@ struct ZygoteRunner::Server {
 
 ZygoteRunner::ZygoteRunner(WorkerOptions options) : m_options(std::move(options)) {
     EnvMap changes;
-    const auto old_path = env_value(m_options.base_env, "PYTHONPATH");
+    const auto old_path = process::env_value(m_options.base_env, "PYTHONPATH");
     if (!m_options.python_path.empty())
         changes["PYTHONPATH"] = old_path && !old_path->empty() ? m_options.python_path + ":" + *old_path
                                                                : m_options.python_path;

@@ -1,5 +1,7 @@
 #include "run/report.hpp"
 
+#include "process/kernel_log.hpp"
+
 #include <fmt/format.h>
 
 #include <cstdlib>
@@ -150,6 +152,29 @@ std::vector<std::string> summary_lines(const RunResult& result) {
         }
     }
     return lines;
+}
+
+KernelLogLines read_kernel_log_since(std::chrono::system_clock::time_point since,
+                                     const process::CommandRunner& runner) {
+    KernelLogLines log;
+    auto read = process::read_kernel_log(runner, since);
+    if (!read) {
+        log.error = read.error().cause;
+        return log;
+    }
+    log.source = read->tool;
+    // The non-empty lines, as they are (a '\r' stays: the report quotes the kernel).
+    const std::string& text = read->text;
+    std::size_t start = 0;
+    while (start < text.size()) {
+        auto nl = text.find('\n', start);
+        if (nl == std::string::npos) nl = text.size();
+        if (nl > start) log.lines.push_back(text.substr(start, nl - start));
+        start = nl + 1;
+    }
+    if (log.lines.size() > k_kernel_log_lines)
+        log.lines.erase(log.lines.begin(), log.lines.end() - static_cast<std::ptrdiff_t>(k_kernel_log_lines));
+    return log;
 }
 
 }  // namespace rmcp::run

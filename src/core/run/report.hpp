@@ -2,11 +2,12 @@
 // a short human summary on stderr.
 #pragma once
 
-#include "run/kernel_log.hpp"
+#include "process/capture.hpp"
 #include "run/supervisor.hpp"
 
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <optional>
 #include <string>
 #include <vector>
@@ -15,12 +16,27 @@ namespace rmcp::run {
 
 inline constexpr int k_report_schema_version = 1;
 
+// The kernel's messages since the run started (process::read_kernel_log), as the report
+// carries them.
+struct KernelLogLines {
+    std::string source;              // "journalctl", "dmesg", or "" when neither could be read
+    std::vector<std::string> lines;  // oldest first, at most k_kernel_log_lines
+    std::string error;               // why nothing could be read
+};
+
+inline constexpr std::size_t k_kernel_log_lines = 400;
+// A report waits this long for each of journalctl and dmesg (docs/run.md).
+inline constexpr std::chrono::milliseconds k_kernel_log_timeout{3000};
+
+KernelLogLines read_kernel_log_since(std::chrono::system_clock::time_point since,
+                                     const process::CommandRunner& runner = process::system_runner(k_kernel_log_timeout));
+
 struct ReportInputs {
     std::vector<std::string> command;
     std::string requested_profile;          // as given to --profile ("auto", a name, or "")
     std::string log_path;
     std::optional<nlohmann::json> facts;    // detect's JSON, reduced by relevant_facts()
-    std::optional<KernelLog> kernel_log;
+    std::optional<KernelLogLines> kernel_log;
 };
 
 nlohmann::json incident_report(const RunResult& result, const ReportInputs& inputs);

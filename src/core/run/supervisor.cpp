@@ -218,11 +218,16 @@ public:
                                   {"RMCP_ALLOC", "trace"},
                                   {"RMCP_ALLOC_LOG", alloc_log}});
         }
-        SpawnRequest request{m_options.argv, std::move(env), m_options.terminal, m_signals.child_mask(),
-                             m_signals.sigpipe_was_default()};
+        process::SpawnRequest request;
+        request.argv = m_options.argv;
+        request.env = std::move(env);
+        request.output = m_options.terminal;
+        request.group = process::ProcessGroup::own;  // signals reach every process of the run, none of ours
+        request.signal_mask = m_signals.child_mask();
+        request.reset_sigpipe = m_signals.sigpipe_was_default();
         m_attempt.started = std::chrono::system_clock::now();
         const auto t0 = Clock::now();
-        auto child = spawn_child(request);
+        auto child = process::spawn(request);
         if (!child) {
             m_attempt.end = AttemptEnd::not_started;
             m_attempt.error = child.error().message();
@@ -475,7 +480,7 @@ private:
             case SIGWINCH:
                 if (m_options.terminal == Terminal::pty)
                     for (const int fd : m_fds)
-                        if (fd >= 0) copy_window_size(fd);
+                        if (fd >= 0) process::copy_window_size(fd);
                 break;
             case SIGINT: {
                 const auto now = Clock::now();
@@ -621,7 +626,7 @@ RunResult supervise(const RunOptions& options, Diagnostics& diag) {
     // Orphans of the run are re-parented to us and reaped, instead of lingering as zombies
     // of whoever adopts them.
     ::prctl(PR_SET_CHILD_SUBREAPER, 1);
-    const auto base_env = current_environment();
+    const auto base_env = process::current_environment();
 
     for (std::size_t i = 0; i < options.plan.size(); ++i) {
         const Rung& rung = options.plan[i];

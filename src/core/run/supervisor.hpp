@@ -1,9 +1,9 @@
-// The supervisor (SPEC.md "The supervisor"): runs the child, relays its output unchanged,
+// The supervisor (docs/run.md): runs the child, relays its output unchanged,
 // watches it for knowledge-base signatures, forwards signals, and climbs the profile
 // ladder when a recognised GPU failure kills it.
 #pragma once
 
-#include "run/spawn.hpp"
+#include "process/spawn.hpp"
 #include "run/watcher.hpp"
 #include "util/diag.hpp"
 #include "util/error.hpp"
@@ -17,6 +17,13 @@
 #include <vector>
 
 namespace rmcp::run {
+
+// The supervisor's options speak the process module's terms; the CLI and the plan name
+// them from here.
+using process::apply_env;
+using process::EnvChange;
+using process::env_value;
+using process::Terminal;
 
 // One rung of the escalation ladder as the supervisor sees it: a name for the report and
 // the environment edits that make it (hiding the GPU included when hide_gpu is set).

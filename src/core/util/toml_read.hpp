@@ -1,9 +1,11 @@
-// Strict reading of rmcp's own TOML data files (profiles/, patches/): every error names
-// file:line, unknown keys are errors (a typo must not silently disable a safeguard).
+// Strict reading of rmcp's own TOML data files (patches/, profiles/, probe/catalogue.toml):
+// every error names file:line, unknown keys are errors (a typo must not silently disable a
+// safeguard), and non-ASCII outside strings is refused before toml++ sees it (toml_guard.hpp).
 #pragma once
 
 #include "util/error.hpp"
 #include "util/toml.hpp"
+#include "util/toml_guard.hpp"
 
 #include <fmt/format.h>
 
@@ -11,12 +13,10 @@
 #include <map>
 #include <optional>
 #include <string>
-#include "util/toml_guard.hpp"
-
 #include <string_view>
 #include <vector>
 
-namespace rmcp::patch::detail {
+namespace rmcp::toml_read {
 
 inline unsigned line_of(const toml::node& n) { return static_cast<unsigned>(n.source().begin.line); }
 
@@ -98,4 +98,4 @@ inline Result<bool> opt_bool(const toml::table& t, std::string_view key, const s
     return n->as_boolean()->get();
 }
 
-}  // namespace rmcp::patch::detail
+}  // namespace rmcp::toml_read

@@ -1,0 +1,236 @@
+#include "process/spawn.hpp"
+
+#include "util/unique_fd.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <pty.h>
+#include <spawn.h>
+#include <sys/ioctl.h>
+#include <termios.h>
+#include <unistd.h>
+
+extern char** environ;
+
+namespace rmcp::process {
+
+namespace {
+
+// Bigger pipes mean fewer wake-ups per megabyte relayed; 1 MiB is the unprivileged
+// ceiling by default (/proc/sys/fs/pipe-max-size). Failure only costs speed.
+constexpr int k_pipe_size = 1 << 20;
+
+Error os_failure(std::string_view doing, std::string_view path, int err) {
+    return Error{std::string(doing), std::string(path), std::strerror(err), ExitCode::environment, err};
+}
+
+void set_cloexec(int fd) { ::fcntl(fd, F_SETFD, ::fcntl(fd, F_GETFD) | FD_CLOEXEC); }
+
+// The child's stdout and stderr when rmcp reads them: our read ends, and the child's ends
+// (write ends of pipes, or the paths of pty slaves, opened in the child).
+struct OutputEnds {
+    UniqueFd read_out, read_err, write_out, write_err;
+    std::string slave_out, slave_err;
+};
+
+Status make_pipe(UniqueFd& read_end, UniqueFd& write_end) {
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0) return os_failure("creating pipe for", "child output", errno);
+    read_end.reset(fds[0]);
+    write_end.reset(fds[1]);
+    ::fcntl(fds[0], F_SETPIPE_SZ, k_pipe_size);
+    return ok_status();
+}
+
+// A pty whose slave passes bytes through untouched: without OPOST the line discipline
+// would turn "\n" into "\r\n" and the relay would no longer be byte-identical.
+Status make_pty(UniqueFd& master, UniqueFd& slave, std::string& slave_path) {
+    char name[256] = {};
+    int master_fd = -1, slave_fd = -1;
+    if (::openpty(&master_fd, &slave_fd, name, nullptr, nullptr) != 0)
+        return os_failure("opening pseudo-terminal for", "child output", errno);
+    master.reset(master_fd);
+    slave.reset(slave_fd);
+    set_cloexec(master_fd);
+    set_cloexec(slave_fd);
+    termios tio{};
+    if (::tcgetattr(slave_fd, &tio) == 0) {
+        tio.c_oflag &= ~static_cast<tcflag_t>(OPOST);
+        ::tcsetattr(slave_fd, TCSANOW, &tio);
+    }
+    copy_window_size(master_fd);
+    slave_path = name;
+    return ok_status();
+}
+
+Status make_output(Terminal terminal, OutputEnds& ends) {
+    if (terminal == Terminal::pipes) {
+        auto made = make_pipe(ends.read_out, ends.write_out);
+        if (made) made = make_pipe(ends.read_err, ends.write_err);
+        return made;
+    }
+    auto made = make_pty(ends.read_out, ends.write_out, ends.slave_out);
+    if (made) made = make_pty(ends.read_err, ends.write_err, ends.slave_err);
+    return made;
+}
+
+// One file action for the child: dup2(parent_fd, child_fd), or open(path) onto child_fd.
+struct ChildFd {
+    int child_fd = -1;
+    int parent_fd = -1;
+    std::string path;
+    int open_flags = 0;
+};
+
+// dup2 is applied in order in the child: a parent descriptor that is also the target of an
+// earlier action would be overwritten first, and dup2(fd, fd) keeps close-on-exec set (glibc
+// before 2.29, https://sourceware.org/bugzilla/show_bug.cgi?id=23640). So every source that
+// is not above all targets is first copied above them; the copies close after the spawn.
+Status move_sources_above_targets(std::vector<ChildFd>& actions, std::vector<UniqueFd>& copies) {
+    int highest_target = -1;
+    for (const auto& a : actions) highest_target = std::max(highest_target, a.child_fd);
+    for (auto& a : actions) {
+        if (a.parent_fd < 0 || a.parent_fd > highest_target) continue;
+        const int moved = ::fcntl(a.parent_fd, F_DUPFD_CLOEXEC, highest_target + 1);
+        if (moved < 0) return os_failure("duplicating a descriptor for", "the child", errno);
+        copies.emplace_back(moved);
+        a.parent_fd = moved;
+    }
+    return ok_status();
+}
+
+// posix_spawn's attribute and file-action objects, destroyed on every path.
+struct SpawnAttributes {
+    posix_spawn_file_actions_t actions{};
+    posix_spawnattr_t attr{};
+    SpawnAttributes() {
+        posix_spawn_file_actions_init(&actions);
+        posix_spawnattr_init(&attr);
+    }
+    ~SpawnAttributes() {
+        posix_spawn_file_actions_destroy(&actions);
+        posix_spawnattr_destroy(&attr);
+    }
+    SpawnAttributes(const SpawnAttributes&) = delete;
+    SpawnAttributes& operator=(const SpawnAttributes&) = delete;
+};
+
+std::vector<char*> c_strings(const std::vector<std::string>& strings) {
+    std::vector<char*> out;
+    out.reserve(strings.size() + 1);
+    for (const auto& s : strings) out.push_back(const_cast<char*>(s.c_str()));
+    out.push_back(nullptr);
+    return out;
+}
+
+}  // namespace
+
+void copy_window_size(int master_fd) {
+    winsize ws{};
+    for (const int fd : {STDOUT_FILENO, STDERR_FILENO, STDIN_FILENO})
+        if (::ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) {
+            ::ioctl(master_fd, TIOCSWINSZ, &ws);
+            return;
+        }
+}
+
+std::vector<std::string> current_environment() {
+    std::vector<std::string> env;
+    for (char** e = environ; e && *e; ++e) env.emplace_back(*e);
+    return env;
+}
+
+std::optional<std::string> env_value(const std::vector<std::string>& env, std::string_view name) {
+    for (const auto& entry : env)
+        if (entry.size() > name.size() && entry[name.size()] == '=' && entry.compare(0, name.size(), name) == 0)
+            return entry.substr(name.size() + 1);
+    return std::nullopt;
+}
+
+std::vector<std::string> apply_env(const std::vector<std::string>& base, const std::vector<EnvChange>& changes) {
+    std::vector<std::string> env = base;
+    for (const auto& change : changes) {
+        const auto same_name = [&](const std::string& entry) {
+            return entry.size() > change.name.size() && entry[change.name.size()] == '=' &&
+                   entry.compare(0, change.name.size(), change.name) == 0;
+        };
+        bool replaced = false;
+        for (auto it = env.begin(); it != env.end();) {
+            if (!same_name(*it)) {
+                ++it;
+                continue;
+            }
+            if (change.value && !replaced) {
+                *it = change.name + '=' + *change.value;
+                replaced = true;
+                ++it;
+            } else {
+                it = env.erase(it);  // unset, or a duplicate of a name already replaced
+            }
+        }
+        if (change.value && !replaced) env.push_back(change.name + '=' + *change.value);
+    }
+    return env;
+}
+
+Result<SpawnedChild> spawn(const SpawnRequest& request) {
+    if (request.argv.empty()) return Error{"starting", "", "no command given", ExitCode::usage};
+    OutputEnds ends;
+    std::vector<ChildFd> child_fds;
+    if (request.output) {
+        if (auto made = make_output(*request.output, ends); !made) return made.error();
+        if (*request.output == Terminal::pipes) {
+            child_fds.push_back({STDOUT_FILENO, ends.write_out.get(), {}, 0});
+            child_fds.push_back({STDERR_FILENO, ends.write_err.get(), {}, 0});
+        } else {
+            // Opening a tty without O_NOCTTY as a session leader without one makes it the
+            // controlling terminal (setsid(2), credentials(7)).
+            child_fds.push_back({STDOUT_FILENO, -1, ends.slave_out, O_RDWR});
+            child_fds.push_back({STDERR_FILENO, -1, ends.slave_err, O_RDWR | O_NOCTTY});
+        }
+    }
+    for (const auto& m : request.fds)
+        child_fds.push_back({m.child_fd, m.parent_fd, m.parent_fd < 0 ? "/dev/null" : "", m.null_flags});
+    std::vector<UniqueFd> copies;
+    if (auto moved = move_sources_above_targets(child_fds, copies); !moved) return moved.error();
+
+    SpawnAttributes spawn_attr;
+    for (const auto& c : child_fds) {
+        if (c.parent_fd >= 0)
+            posix_spawn_file_actions_adddup2(&spawn_attr.actions, c.parent_fd, c.child_fd);
+        else
+            posix_spawn_file_actions_addopen(&spawn_attr.actions, c.child_fd, c.path.c_str(), c.open_flags, 0);
+    }
+    short flags = 0;
+    if (request.output == Terminal::pty) {
+        flags |= POSIX_SPAWN_SETSID;
+    } else if (request.group == ProcessGroup::own) {
+        flags |= POSIX_SPAWN_SETPGROUP;
+        posix_spawnattr_setpgroup(&spawn_attr.attr, 0);
+    }
+    if (request.signal_mask) {
+        flags |= POSIX_SPAWN_SETSIGMASK;
+        posix_spawnattr_setsigmask(&spawn_attr.attr, &*request.signal_mask);
+    }
+    if (request.reset_sigpipe) {
+        sigset_t defaults;
+        sigemptyset(&defaults);
+        sigaddset(&defaults, SIGPIPE);
+        flags |= POSIX_SPAWN_SETSIGDEF;
+        posix_spawnattr_setsigdefault(&spawn_attr.attr, &defaults);
+    }
+    posix_spawnattr_setflags(&spawn_attr.attr, flags);
+
+    const auto argv = c_strings(request.argv);
+    const auto envp = c_strings(request.env);
+    // posix_spawnp searches PATH as execvp does (ours, not the child's environment's); a
+    // name with a slash is used as it is.
+    pid_t pid = -1;
+    const int rc = ::posix_spawnp(&pid, request.argv.front().c_str(), &spawn_attr.actions, &spawn_attr.attr,
+                                  argv.data(), envp.data());
+    if (rc != 0) return os_failure("starting", request.argv.front(), rc);
+    return SpawnedChild{pid, ends.read_out.release(), ends.read_err.release()};
+}
+
+}  // namespace rmcp::process
