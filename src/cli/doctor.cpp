@@ -48,6 +48,7 @@ int do_doctor(Context& ctx, const DoctorArgs& args) {
     auto outcome = patch::doctor_with_state(*root, *kb, request);
     if (!outcome) return fail(ctx, outcome.error());
     auto& report = outcome->report;
+    for (const auto& n : outcome->notes) ctx.diag.note(n);
     if (args.no_scan)
         report.notes.emplace_back("library coverage not checked (--no-scan): code-object rules used version checks");
 

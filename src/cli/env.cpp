@@ -82,8 +82,10 @@ int do_env(Context& ctx, const EnvOptions& eo) {
     auto root = ctx.open_root();
     if (!root) return fail(ctx, root.error());
     const std::filesystem::path profile_dir = eo.profile_dir.empty() ? ctx.data_dir() / "profiles" : std::filesystem::path(eo.profile_dir);
-    auto profiles = patch::load_profiles(profile_dir);
+    std::vector<std::string> profile_notes;
+    auto profiles = patch::load_profiles_with_user(profile_dir, *root, environment_map(), profile_notes);
     if (!profiles) return fail(ctx, profiles.error());
+    for (const auto& n : profile_notes) ctx.diag.note(n);
 
     const Facts facts = detect(*root);
     const auto targets = patch::gpu_targets(facts);

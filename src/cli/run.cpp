@@ -64,7 +64,7 @@ Result<patch::UserEnv> read_user_env(const Root& root) {
         if (text.error().os_error == ENOENT) return patch::UserEnv{};
         return text.error();
     }
-    return patch::parse_user_env(*text, path);
+    return patch::parse_user_env(*text, root.host_path(path));
 }
 
 // librmcp_preload.so: $RMCP_PRELOAD_LIB, else next to the rmcp binary (the build tree
@@ -152,8 +152,11 @@ int run_command(Context& ctx, const RunArgs& args, const std::vector<std::string
     if (args.profile.empty() && args.retries == 0) {
         options.plan.push_back(run::plain_rung(*user_env));
     } else {
-        auto profiles = patch::load_profiles(ctx.data_dir() / "profiles");
+        std::vector<std::string> profile_notes;
+        auto profiles = patch::load_profiles_with_user(ctx.data_dir() / "profiles", *root, environment_map(),
+                                                       profile_notes);
         if (!profiles) return fail(ctx, profiles.error());
+        for (const auto& n : profile_notes) ctx.diag.note(n);
         facts = detect(*root);
         run::PlanRequest request;
         const auto ladder = profiles->ladder();

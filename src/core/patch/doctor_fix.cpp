@@ -149,7 +149,7 @@ Result<DoctorOutcome> doctor_with_state(const Root& root, const kb::KnowledgeBas
         user = std::move(*parsed);
     }
 
-    auto profiles = load_profiles(request.profile_dir);
+    auto profiles = load_profiles_with_user(request.profile_dir, root, request.env, out.notes);
     if (!profiles) return profiles.error();
     std::optional<ProfileEnv> profile_env;
     if (request.profile == "auto" || request.decide_auto) {

@@ -2,9 +2,11 @@
 
 #include "facts/facts.hpp"
 #include "patch/toml_read.hpp"
+#include "root/root.hpp"
 #include "util/strings.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -107,6 +109,11 @@ Result<ProfileSet> load_profiles(const std::filesystem::path& dir) {
             return data_error(path.string(), 1, fmt::format("profile '{}' is also defined in {}", p->name, it->second));
         set.add(std::move(*p));
     }
+    if (auto s = check_extends(set); !s) return s.error();
+    return set;
+}
+
+Status check_extends(const ProfileSet& set) {
     // Every `extends` must name a profile, without loops.
     for (const auto& p : set.all()) {
         std::set<std::string> chain{p.name};
@@ -120,6 +127,43 @@ Result<ProfileSet> load_profiles(const std::filesystem::path& dir) {
             cur = parent;
         }
     }
+    return ok_status();
+}
+
+std::string user_profiles_dir(const std::map<std::string, std::string>& process_env) {
+    const auto env_file = user_env_file_path(process_env);
+    return env_file.substr(0, env_file.rfind('/')) + "/profiles";
+}
+
+Result<ProfileSet> load_profiles_with_user(const std::filesystem::path& shipped_dir, const Root& root,
+                                           const std::map<std::string, std::string>& process_env,
+                                           std::vector<std::string>& notes) {
+    auto set = load_profiles(shipped_dir);
+    if (!set) return set;
+    const std::string dir = user_profiles_dir(process_env);
+    auto names = root.list_dir(dir);
+    if (!names) {
+        if (names.error().os_error == ENOENT || names.error().os_error == ENOTDIR) return set;
+        return names.error();
+    }
+    std::sort(names->begin(), names->end());
+    std::map<std::string, std::string> seen;
+    for (const auto& name : *names) {
+        if (name.size() <= 5 || name.substr(name.size() - 5) != ".toml") continue;
+        const std::string logical = dir + "/" + name;
+        const std::string shown = root.host_path(logical);
+        auto text = root.read_file(logical);
+        if (!text) return text.error();
+        auto p = parse_profile(*text, shown);
+        if (!p) return p.error();
+        if (auto [it, fresh] = seen.emplace(p->name, shown); !fresh)
+            return data_error(shown, 1, fmt::format("profile '{}' is also defined in {}", p->name, it->second));
+        if (set->replace(*p))
+            notes.push_back(fmt::format("profile {}: yours ({}) is used instead of the shipped one", p->name, shown));
+        else
+            set->add(std::move(*p));
+    }
+    if (auto s = check_extends(*set); !s) return s.error();
     return set;
 }
 
