@@ -88,17 +88,17 @@ def test_every_open_finding_ends_with_its_next_command(rmcp, tmp_path):
     report = doctor(rmcp, root)
     finding = next(f for f in report["findings"] if f["id"] == "rdna2-no-override")
     assert finding["status"] == "open"
-    assert finding["next_command"] == f"rmcp --root {root} patch apply env-override-gfx1030"
+    assert finding["next_command"] == f"rmcp --root {root} patch apply env-override-same-family"
     text = rmcp("--root", root, "doctor", env=env(), check=1).stdout.decode()
     block = text.split("rdna2-no-override")[1].split("\n\n")[0]
-    assert block.rstrip().splitlines()[-1] == f"  next: rmcp --root {root} patch apply env-override-gfx1030"
+    assert block.rstrip().splitlines()[-1] == f"  next: rmcp --root {root} patch apply env-override-same-family"
 
 
 def test_patch_apply_then_doctor_sees_profile_env(rmcp, tmp_path):
     """The user story: apply the named patch, doctor says the finding is fixed by profile.env
     (with the transaction), names paths inside the root as such, and says how to verify."""
     root = copy_fixture(tmp_path, "rx6700xt-gfx1031")
-    proc = rmcp("--root", root, "patch", "apply", "-y", "env-override-gfx1030", env=env(), check=0)
+    proc = rmcp("--root", root, "patch", "apply", "-y", "env-override-same-family", env=env(), check=0)
     out, err = proc.stdout.decode(), proc.stderr.decode()
     assert f"  wrote {root}{ENV_FILE}\n" in out
     assert f"rmcp: note: verify with: rmcp --root {root} doctor\n" in err

@@ -126,7 +126,8 @@ std::string join_advisory(const Plan& plan) {
     for (const auto& s : plan.steps)
         if (s.op->kind == OpKind::advisory)
             for (const auto line : split_lines(s.advisory))
-                if (!trim(line).empty()) lines.emplace_back(trim(line));
+                // `true` is the data's way to say "nothing to run" (patches/advise-ignore.toml).
+                if (!trim(line).empty() && trim(line) != "true") lines.emplace_back(trim(line));
     std::string out;
     for (const auto& l : lines) out += (out.empty() ? "" : "\n") + l;
     return out;

@@ -71,11 +71,11 @@ std::string prom_escape(std::string_view s) {
 std::string render_doctor_text(const kb::DoctorReport& r, const Style& s) {
     std::string out;
     const auto n = count_by_severity(r);
-    const auto open = static_cast<std::size_t>(std::count_if(
+    const auto open_count = static_cast<std::size_t>(std::count_if(
         r.findings.begin(), r.findings.end(), [](const Finding& f) { return f.status == kb::FindingStatus::open; }));
     out += s.bold(fmt::format("rmcp doctor: {} finding{} ({} critical, {} warning, {} info; {} open) from {} checks; "
                               "{} AMD GPU{}",
-                              r.findings.size(), r.findings.size() == 1 ? "" : "s", n[2], n[1], n[0], open,
+                              r.findings.size(), r.findings.size() == 1 ? "" : "s", n[2], n[1], n[0], open_count,
                               r.entries_checked, r.gpus, r.gpus == 1 ? "" : "s")) +
            '\n';
     for (const auto& note : r.notes) out += fmt::format("note: {}\n", note);
