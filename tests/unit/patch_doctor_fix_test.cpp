@@ -54,6 +54,7 @@ TEST(PatchDoctorFix, FixIdsAreTheOpenFindingsFirstFixesOnceEach) {
         f.entry = &a;
         f.status = status;
         f.chosen_fix = std::move(fix);
+        f.next_command = f.chosen_fix.empty() ? "" : "rmcp patch apply " + f.chosen_fix;
         report.findings.push_back(f);
     };
     add(kb::FindingStatus::open, "env-x");

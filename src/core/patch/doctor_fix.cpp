@@ -121,7 +121,13 @@ const Transaction* newest_with(const std::vector<Transaction>& txns, std::string
     return nullptr;
 }
 
-std::string join_advisory(const Plan& plan) {
+bool advisory_only(const Patch& p) {
+    return std::all_of(p.operations.begin(), p.operations.end(),
+                       [](const Operation& op) { return op.kind == OpKind::advisory; });
+}
+
+// An advisory's command lines; `rmcp ...` ones as the user runs rmcp here (with --root).
+std::string join_advisory(const Plan& plan, const std::string& command) {
     std::vector<std::string> lines;
     for (const auto& s : plan.steps)
         if (s.op->kind == OpKind::advisory)
@@ -129,7 +135,10 @@ std::string join_advisory(const Plan& plan) {
                 // `true` is the data's way to say "nothing to run" (patches/advise-ignore.toml).
                 if (!trim(line).empty() && trim(line) != "true") lines.emplace_back(trim(line));
     std::string out;
-    for (const auto& l : lines) out += (out.empty() ? "" : "\n") + l;
+    for (auto l : lines) {
+        if (l.rfind("rmcp ", 0) == 0) l = command + l.substr(4);
+        out += (out.empty() ? "" : "\n") + l;
+    }
     return out;
 }
 
@@ -204,7 +213,9 @@ Result<DoctorOutcome> doctor_with_state(const Root& root, const kb::KnowledgeBas
     for (auto f : effective.findings) {
         for (const auto& fix : f.entry->fixes) {
             const Patch* p = patches->find(fix.patch);
-            const Transaction* t = p ? newest_with(txns, fix.patch, "") : nullptr;
+            // An advisory step in a journal says rmcp printed it, not that anyone ran it.
+            if (!p || advisory_only(*p)) continue;
+            const Transaction* t = newest_with(txns, fix.patch, "");
             if (!t) continue;
             f.fixed_by = t->id;
             if (has_kind(*p, OpKind::modprobe)) {
@@ -248,10 +259,8 @@ Result<DoctorOutcome> doctor_with_state(const Root& root, const kb::KnowledgeBas
                 if (auto plan = make_plan(root, *patches, {fix.patch}, pc)) it->second = std::move(*plan);
             if (!it->second) continue;
             f.chosen_fix = p->id;
-            const bool advisory_only = std::all_of(p->operations.begin(), p->operations.end(),
-                                                   [](const Operation& op) { return op.kind == OpKind::advisory; });
-            if (advisory_only)
-                f.next_command = join_advisory(*it->second);
+            if (advisory_only(*p))
+                f.next_command = join_advisory(*it->second, request.command);
             else
                 f.next_command = fmt::format("{}{} patch apply {}",
                                              root.is_live() && it->second->has_system_targets() ? "sudo " : "",
@@ -265,7 +274,7 @@ Result<DoctorOutcome> doctor_with_state(const Root& root, const kb::KnowledgeBas
 std::vector<std::string> fix_patch_ids(const kb::DoctorReport& report) {
     std::vector<std::string> ids;
     for (const auto& f : report.findings)
-        if (f.status == kb::FindingStatus::open && !f.chosen_fix.empty() &&
+        if (f.status == kb::FindingStatus::open && !f.chosen_fix.empty() && !f.next_command.empty() &&
             std::find(ids.begin(), ids.end(), f.chosen_fix) == ids.end())
             ids.push_back(f.chosen_fix);
     return ids;

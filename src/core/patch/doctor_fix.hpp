@@ -59,7 +59,8 @@ struct DoctorOutcome {
 // Never modifies the machine. Errors: a profile.env that cannot be parsed, an unknown profile.
 Result<DoctorOutcome> doctor_with_state(const Root& root, const kb::KnowledgeBase& kb, const DoctorRequest& request);
 
-// The patches `doctor --fix` applies: the first applicable fix of every open finding, once each.
+// The patches `doctor --fix` applies: the first applicable fix of every open finding that
+// has something to do (not advise-ignore's no-op), once each.
 std::vector<std::string> fix_patch_ids(const kb::DoctorReport& report);
 
 }  // namespace rmcp::patch
