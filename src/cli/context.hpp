@@ -55,7 +55,7 @@ std::map<std::string, std::string> environment_map();
 // --root given ("rmcp --root DIR", sh-quoted when needed).
 std::string command_prefix(const Context& ctx);
 // A path in a message: under --root the file really is at ROOT/path, and that is what the
-// message names (one rule for every command: docs/exit-codes.md, "Paths under --root").
+// message names (one rule for every command: docs/patches.md, "Paths under --root").
 std::string shown_path(const Root& root, std::string_view logical);
 
 // `rmcp patch apply` and `rmcp doctor --fix`: plan the patches, ask unless `yes` (refuse
