@@ -222,3 +222,30 @@ def test_user_profiles_are_found_by_name(rmcp, tmp_path):
     (profiles / "bad.toml").write_text("name = \"bad\"\nrank = \"x\"\n")
     err = rmcp("--root", root, "env", "--profile", "probed", env=env(), check=2).stderr.decode()
     assert f"{profiles}/bad.toml:" in err
+
+
+def test_module_option_fix_is_pending_until_reboot(rmcp, tmp_path):
+    """A modprobe.d file changes nothing until amdgpu loads again: the finding stays in the
+    facts, and doctor says pending (with the transaction) instead of open."""
+    root = copy_fixture(tmp_path, "kb-strix-halo")
+    before = next(f for f in doctor(rmcp, root)["findings"] if f["id"] == "strix-halo-cwsr")
+    assert before["status"] == "open"
+    out = rmcp("--root", root, "patch", "apply", "-y", "modprobe-cwsr-disable", env=env(), check=0).stdout.decode()
+    assert f"  wrote {root}/etc/modprobe.d/rmcp-cwsr.conf\n" in out
+    txn = out.split("applied transaction ")[1].split()[0]
+    after = next(f for f in doctor(rmcp, root)["findings"] if f["id"] == "strix-halo-cwsr")
+    assert after["status"] == "pending"
+    assert after["fixed_by"] == txn
+    assert after["next_command"] == "sudo reboot"
+    assert "needs reboot" in after["status_detail"]
+
+
+def test_doctor_under_a_profile_says_fixed_when_run_under_it(rmcp, tmp_path):
+    root = copy_fixture(tmp_path, "rx6700xt-gfx1031")
+    rmcp("--root", root, "doctor", "--fail-on", "critical", env=env(), check=1)
+    report = doctor(rmcp, root, "--profile", "auto")
+    finding = next(f for f in report["findings"] if f["id"] == "rdna2-no-override")
+    assert finding["status"] == "fixed-by-profile"
+    assert finding["status_detail"] == "fixed when run under `rmcp run --profile auto`"
+    assert finding["next_command"] == f'eval "$(rmcp --root {root} env --profile auto)"'
+    rmcp("--root", root, "doctor", "--profile", "auto", "--fail-on", "critical", env=env(), check=0)
