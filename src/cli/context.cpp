@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <unistd.h>
@@ -77,5 +79,35 @@ nlohmann::json error_json(const Error& error) {
             {"cause", error.cause},
             {"exit_code", static_cast<int>(error.code)}};
 }
+
+}  // namespace rmcp::cli
+
+extern "C" char** environ;
+
+namespace rmcp::cli {
+
+std::map<std::string, std::string> environment_map() {
+    std::map<std::string, std::string> env;
+    for (char** e = environ; e && *e; ++e) {
+        const std::string_view kv(*e);
+        const auto eq = kv.find('=');
+        if (eq != std::string_view::npos) env.emplace(std::string(kv.substr(0, eq)), std::string(kv.substr(eq + 1)));
+    }
+    return env;
+}
+
+std::string command_prefix(const Context& ctx) {
+    const std::string& dir = ctx.options.root;
+    if (dir.empty() || dir == "/") return "rmcp";
+    const bool plain = std::all_of(dir.begin(), dir.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '/' || c == '.' || c == '_' || c == '-' || c == '+';
+    });
+    if (plain) return "rmcp --root " + dir;
+    std::string quoted = "'";
+    for (const char c : dir) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return "rmcp --root " + quoted + "'";
+}
+
+std::string shown_path(const Root& root, std::string_view logical) { return root.host_path(logical); }
 
 }  // namespace rmcp::cli

@@ -48,6 +48,7 @@ struct ProbeOptions {
     bool bisect = false;
     double timeout_s = 300;
     std::string save;
+    CLI::Option* save_opt = nullptr;  // --save without FILE: the user's profiles directory
     std::string device = "auto";
     std::string html;
     int repeat = 5;
@@ -255,7 +256,16 @@ Status print_result(Context& ctx, OutputFormat format, const nlohmann::json& res
     return ok_status();
 }
 
-int run_probe(Context& ctx, const ProbeOptions& o) {
+int run_probe(Context& ctx, ProbeOptions o) {
+    // `--save` alone writes where `rmcp env/run --profile probed` find it by name
+    // (patch::user_profiles_dir; docs/patches.md, "User profiles").
+    if (o.save_opt && o.save_opt->count() > 0 && o.save.empty()) {
+        const std::filesystem::path dir = patch::user_profiles_dir(environment_map());
+        std::error_code ec;
+        std::filesystem::create_directories(dir, ec);
+        if (ec) return fail(ctx, Error{"creating the profiles directory", dir.string(), ec.message(), ExitCode::environment});
+        o.save = (dir / "probed.toml").string();
+    }
     const auto format = ctx.format({OutputFormat::text, OutputFormat::json});
     if (!format) return fail(ctx, format.error());
     if (o.device != "auto" && o.device != "cpu" && o.device.rfind("cuda", 0) != 0)
@@ -408,9 +418,12 @@ void add_probe_command(CLI::App& app, Context& ctx, Action& action) {
     cmd->add_flag("--bisect", opts->bisect, "Search the workaround switches for the fastest passing configuration");
     cmd->add_option("--timeout", opts->timeout_s, "Seconds before a child counts as hung (default 300)")
         ->type_name("S");
-    cmd->add_option("--save", opts->save,
-                    "Write the winning profile to FILE (TOML) and the fault map to FILE's stem + .faultmap.json")
-        ->type_name("FILE");
+    opts->save_opt = cmd->add_option("--save", opts->save,
+                                     "Write the winning profile to FILE (TOML) and the fault map to FILE's stem + "
+                                     ".faultmap.json; without FILE: $XDG_CONFIG_HOME/rmcp/profiles/probed.toml, "
+                                     "found by `rmcp env/run --profile probed`")
+                         ->expected(0, 1)
+                         ->type_name("[FILE]");
     cmd->add_option("--device", opts->device,
                     "auto, cpu or cuda (default auto: cuda when the interpreter's torch sees a GPU, else cpu)")
         ->type_name("DEV");
