@@ -249,3 +249,24 @@ def test_doctor_under_a_profile_says_fixed_when_run_under_it(rmcp, tmp_path):
     assert finding["status_detail"] == "fixed when run under `rmcp run --profile auto`"
     assert finding["next_command"] == f'eval "$(rmcp --root {root} env --profile auto)"'
     rmcp("--root", root, "doctor", "--profile", "auto", "--fail-on", "critical", env=env(), check=0)
+
+
+def test_group_joined_after_login_is_pending_until_re_login(rmcp, tmp_path):
+    """The render-group advisory is the user's to run (rmcp never runs usermod). Once
+    /etc/group lists the user in the group that owns /dev/kfd but this login session's groups
+    (/proc/self/status) still lack it, the finding is pending a re-login, not open; a user the
+    group file does not list stays open with the advisory as the next step."""
+    root = copy_fixture(tmp_path, "kfd-no-access")
+    before = {f["id"]: f for f in doctor(rmcp, root)["findings"]}
+    assert before["kfd-no-access"]["status"] == "open"
+    assert "usermod" in before["kfd-no-access"]["next_command"]
+    group = root / "etc" / "group"
+    group.write_text(group.read_text().replace("render:x:109:\n", "render:x:109:jo\n"))
+    after = {f["id"]: f for f in doctor(rmcp, root)["findings"]}
+    assert after["kfd-no-access"]["status"] == "pending"
+    assert "re-login" in after["kfd-no-access"]["status_detail"]
+    assert "'render'" in after["kfd-no-access"]["status_detail"]
+    assert not after["kfd-no-access"].get("next_command")
+    detect = json.loads(rmcp("--root", root, "detect", "--format", "json", env=env()).stdout)
+    assert detect["kfd"]["user_in_group"] is False
+    assert detect["kfd"]["user_listed_in_group"] is True

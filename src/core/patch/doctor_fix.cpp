@@ -89,6 +89,21 @@ Facts facts_with_env(const Facts& facts, const UserEnv& user, const ProfileEnv* 
 
 namespace {
 
+// The owning group of a device node this user cannot open, when /etc/group already lists the
+// user in it but this process lacks it: the user joined after this login session began.
+std::optional<std::string> group_joined_after_login(const Facts& facts) {
+    std::vector<const DeviceAccess*> nodes{&facts.kfd};
+    for (const auto& a : facts.render_nodes) nodes.push_back(&a);
+    for (const DeviceAccess* a : nodes) {
+        if (!a->present || !a->accessible || *a->accessible) continue;
+        if (a->user_in_group && !*a->user_in_group && a->user_listed_in_group && *a->user_listed_in_group &&
+            a->group)
+            return *a->group;
+    }
+    return std::nullopt;
+}
+
+
 nlohmann::json doctor_facts(const Root& root, const Facts& facts, bool scan) {
     auto json = facts_to_json(facts);
     if (scan) kb::merge_libraries(json, scan::libraries_facts(root, facts));
@@ -213,6 +228,17 @@ Result<DoctorOutcome> doctor_with_state(const Root& root, const kb::KnowledgeBas
     for (auto f : effective.findings) {
         for (const auto& fix : f.entry->fixes) {
             const Patch* p = patches->find(fix.patch);
+            if (p && p->takes_effect == TakesEffect::relogin) {
+                if (auto group = group_joined_after_login(facts)) {
+                    f.status = kb::FindingStatus::pending;
+                    f.status_detail = fmt::format(
+                        "pending: needs re-login (/etc/group lists this user in '{}', which this login session "
+                        "does not have yet: log out and back in)",
+                        *group);
+                    f.next_command.clear();  // no command does it for the user
+                    break;
+                }
+            }
             // An advisory step in a journal says rmcp printed it, not that anyone ran it.
             if (!p || advisory_only(*p)) continue;
             const Transaction* t = newest_with(txns, fix.patch, "");
