@@ -117,3 +117,22 @@ TEST_F(DbCache, DamagedOrForeignFilesAreIgnored) {
     EXPECT_NE(ok, nullptr);
     if (ok) hs_free_database(ok);
 }
+
+// A HOME or XDG_CACHE_HOME that names nothing gets no cache, never a new directory tree there
+// (HOME=/nonexistent is common for system users); the base itself is created, 0700, when its
+// parent exists.
+TEST_F(DbCache, CreatesTheBaseOnlyInsideADirectoryThatExists) {
+    const fs::path missing = m_dir / "no-such-home" / ".cache";
+    ::setenv("XDG_CACHE_HOME", missing.c_str(), 1);
+    db_cache::store(m_inputs, m_db);
+    EXPECT_FALSE(fs::exists(m_dir / "no-such-home"));
+
+    const fs::path fresh = m_dir / ".cache";
+    ::setenv("XDG_CACHE_HOME", fresh.c_str(), 1);
+    db_cache::store(m_inputs, m_db);
+    EXPECT_TRUE(fs::exists(db_cache::file_for(m_inputs)));
+    EXPECT_EQ(fs::status(fresh).permissions() & fs::perms::all, fs::perms::owner_all);
+    hs_database_t* loaded = db_cache::load(m_inputs);
+    ASSERT_NE(loaded, nullptr);
+    hs_free_database(loaded);
+}
