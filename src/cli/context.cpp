@@ -82,19 +82,7 @@ nlohmann::json error_json(const Error& error) {
 
 }  // namespace rmcp::cli
 
-extern "C" char** environ;
-
 namespace rmcp::cli {
-
-std::map<std::string, std::string> environment_map() {
-    std::map<std::string, std::string> env;
-    for (char** e = environ; e && *e; ++e) {
-        const std::string_view kv(*e);
-        const auto eq = kv.find('=');
-        if (eq != std::string_view::npos) env.emplace(std::string(kv.substr(0, eq)), std::string(kv.substr(eq + 1)));
-    }
-    return env;
-}
 
 std::string command_prefix(const Context& ctx) {
     const std::string& dir = ctx.options.root;

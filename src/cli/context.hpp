@@ -49,8 +49,6 @@ public:
 
 using Action = std::function<int()>;
 
-// The process environment as a map (HOME, XDG_* locate profile.env and journals).
-std::map<std::string, std::string> environment_map();
 // How the user runs rmcp here, for commands printed to be pasted: "rmcp", or with the
 // --root given ("rmcp --root DIR", sh-quoted when needed).
 std::string command_prefix(const Context& ctx);

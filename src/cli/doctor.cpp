@@ -3,6 +3,7 @@
 // (scan/coverage.hpp, docs/scan.md), in the environment a training run would get, with each
 // finding's status and next command (patch/doctor_fix.hpp, docs/patches.md).
 #include "context.hpp"
+#include "process/spawn.hpp"
 #include "json_output.hpp"
 
 #include "kb/doctor.hpp"
@@ -36,7 +37,7 @@ int do_doctor(Context& ctx, const DoctorArgs& args) {
     auto root = ctx.open_root();
     if (!root) return fail(ctx, root.error());
     patch::DoctorRequest request;
-    request.env = environment_map();
+    request.env = process::current_environment_map();
     request.profile = args.profile;
     // --fix reports which profile `auto` is here, the same choice `rmcp env` and `rmcp run` make.
     request.decide_auto = args.fix;

@@ -2,6 +2,7 @@
 // safely quoted for eval (docs/patches.md "Profiles"). The user's profile.env (written by
 // env patches) comes first, then the profile's own changes.
 #include "context.hpp"
+#include "process/spawn.hpp"
 
 #include "detect/detect.hpp"
 #include "facts/facts.hpp"
@@ -21,7 +22,6 @@
 #include <optional>
 #include <set>
 
-extern char** environ;
 
 namespace rmcp::cli {
 
@@ -65,16 +65,6 @@ std::string dotenv_quote(std::string_view v) {
     return out + "\"";
 }
 
-std::map<std::string, std::string> process_env() {
-    std::map<std::string, std::string> env;
-    for (char** e = environ; e && *e; ++e) {
-        const std::string_view kv(*e);
-        const auto eq = kv.find('=');
-        if (eq != std::string_view::npos) env.emplace(std::string(kv.substr(0, eq)), std::string(kv.substr(eq + 1)));
-    }
-    return env;
-}
-
 int do_env(Context& ctx, const EnvOptions& eo) {
     // The output is shell syntax (--shell); json only shapes errors (docs/exit-codes.md).
     const auto format = ctx.format({OutputFormat::text, OutputFormat::json});
@@ -83,7 +73,7 @@ int do_env(Context& ctx, const EnvOptions& eo) {
     if (!root) return fail(ctx, root.error());
     const std::filesystem::path profile_dir = eo.profile_dir.empty() ? ctx.data_dir() / "profiles" : std::filesystem::path(eo.profile_dir);
     std::vector<std::string> profile_notes;
-    auto profiles = patch::load_profiles_with_user(profile_dir, *root, environment_map(), profile_notes);
+    auto profiles = patch::load_profiles_with_user(profile_dir, *root, process::current_environment_map(), profile_notes);
     if (!profiles) return fail(ctx, profiles.error());
     for (const auto& n : profile_notes) ctx.diag.note(n);
 
@@ -111,7 +101,7 @@ int do_env(Context& ctx, const EnvOptions& eo) {
 
     // The user's profile.env first; the profile's changes override it.
     patch::UserEnv user;
-    const std::string env_file = patch::user_env_file_path(process_env());
+    const std::string env_file = patch::user_env_file_path(process::current_environment_map());
     if (auto text = root->read_file(env_file)) {
         auto parsed = patch::parse_user_env(*text, root->host_path(env_file));
         if (!parsed) return fail(ctx, parsed.error());

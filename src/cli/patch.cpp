@@ -2,6 +2,7 @@
 // manager (SPEC.md "The patch manager"; docs/patches.md). Parses, calls the library
 // (src/core/patch/), renders.
 #include "context.hpp"
+#include "process/spawn.hpp"
 #include "json_output.hpp"
 
 #include "detect/detect.hpp"
@@ -10,6 +11,7 @@
 #include "patch/doctor_fix.hpp"
 #include "patch/patch.hpp"
 #include "patch/profile.hpp"
+#include "render/patch_render.hpp"
 #include "util/strings.hpp"
 
 #include <fmt/core.h>
@@ -22,7 +24,6 @@
 #include <optional>
 #include <unistd.h>
 
-extern char** environ;
 
 namespace rmcp::cli {
 
@@ -35,16 +36,6 @@ struct PatchOptions {
     std::string txn;
     bool yes = false;
 };
-
-std::map<std::string, std::string> process_env() {
-    std::map<std::string, std::string> env;
-    for (char** e = environ; e && *e; ++e) {
-        const std::string_view kv(*e);
-        const auto eq = kv.find('=');
-        if (eq != std::string_view::npos) env.emplace(std::string(kv.substr(0, eq)), std::string(kv.substr(eq + 1)));
-    }
-    return env;
-}
 
 std::optional<unsigned> env_unsigned(const char* name) {
     const char* v = std::getenv(name);
@@ -59,7 +50,7 @@ std::optional<unsigned> env_unsigned(const char* name) {
 // they can never fire on a live system.
 patch::ApplyOptions apply_options(const Root& root) {
     patch::ApplyOptions o;
-    o.env = process_env();
+    o.env = process::current_environment_map();
     o.euid = ::geteuid();
     if (!root.is_live()) {
         if (auto uid = env_unsigned("RMCP_ASSUME_UID")) o.euid = *uid;
@@ -80,56 +71,8 @@ Result<patch::Plan> make_plan(Context& ctx, const Root& root, const patch::Patch
     const Facts facts = detect(root);
     auto profiles = patch::load_profiles(ctx.data_dir() / "profiles");
     const auto pc = patch::machine_plan_context(root, facts, set, ids, profiles ? &*profiles : nullptr, site_packages,
-                                                process_env());
+                                                process::current_environment_map());
     return patch::make_plan(root, set, ids, pc);
-}
-
-nlohmann::json patch_json(const patch::Patch& p) {
-    nlohmann::json ops = nlohmann::json::array();
-    for (const auto& op : p.operations) {
-        nlohmann::json o{{"kind", patch::op_kind_name(op.kind)}};
-        if (!op.set.empty()) o["set"] = op.set;
-        if (!op.remove.empty()) o["remove"] = op.remove;
-        if (!op.unset.empty()) o["unset"] = op.unset;
-        if (!op.params.empty()) o["params"] = op.params;
-        if (!op.file.empty()) o["file"] = op.file;
-        if (!op.derived.empty()) o["derived"] = op.derived;
-        if (!op.command.empty()) o["command"] = op.command;
-        if (!op.by_distro.empty()) {
-            o["distro"] = nlohmann::json::array();
-            for (const auto& d : op.by_distro) o["distro"].push_back({{"ids", d.ids}, {"command", d.command}});
-        }
-        if (!op.note.empty()) o["note"] = op.note;
-        ops.push_back(o);
-    }
-    return {{"id", p.id},       {"title", p.title},           {"why", p.why},
-            {"cost", p.cost},   {"evidence", p.evidence},     {"references", p.references},
-            {"reversible", p.fully_reversible() ? "yes" : "partly"}, {"operations", ops}};
-}
-
-std::string describe_op(const patch::Operation& op) {
-    switch (op.kind) {
-    case patch::OpKind::env: {
-        std::string s = "set in the user's profile.env:";
-        for (const auto& [k, v] : op.set) s += fmt::format(" {}={}", k, v);
-        for (const auto& k : op.unset) s += fmt::format(" unset {}", k);
-        for (const auto& k : op.remove) s += fmt::format(" (forget {})", k);
-        return s;
-    }
-    case patch::OpKind::modprobe: {
-        std::string s = "write /etc/modprobe.d/rmcp-<id>.conf: options amdgpu";
-        for (const auto& [k, v] : op.params) s += fmt::format(" {}={}", k, v);
-        return s;
-    }
-    case patch::OpKind::python_hook: return "install the Python start-up hook (rmcp-startup.pth)";
-    case patch::OpKind::advisory: {
-        std::string s = "advisory (rmcp never runs it):";
-        if (!op.command.empty()) s += " " + op.command;
-        for (const auto& d : op.by_distro) s += fmt::format("\n       on {}: {}", fmt::join(d.ids, "/"), d.command);
-        return s;
-    }
-    }
-    return {};
 }
 
 int do_list(Context& ctx, const PatchOptions& po) {
@@ -139,7 +82,7 @@ int do_list(Context& ctx, const PatchOptions& po) {
     if (!set) return fail(ctx, set.error());
     if (*format == OutputFormat::json) {
         nlohmann::json out{{"schema_version", 1}, {"patches", nlohmann::json::array()}};
-        for (const auto& p : set->patches) out["patches"].push_back(patch_json(p));
+        for (const auto& p : set->patches) out["patches"].push_back(render::patch_json(p));
         fmt::print("{}", json_output(ctx, out));
         return 0;
     }
@@ -160,7 +103,7 @@ int do_show(Context& ctx, const PatchOptions& po) {
     const patch::Patch* p = set->find(po.ids.front());
     if (!p) return fail(ctx, Error{"looking up patch", po.ids.front(), "no such patch (see `rmcp patch list`)", ExitCode::usage});
     if (*format == OutputFormat::json) {
-        auto j = patch_json(*p);
+        auto j = render::patch_json(*p);
         j["schema_version"] = 1;
         fmt::print("{}", json_output(ctx, j));
         return 0;
@@ -172,7 +115,7 @@ int do_show(Context& ctx, const PatchOptions& po) {
     fmt::print("\noperations:\n");
     unsigned n = 0;
     for (const auto& op : p->operations) {
-        fmt::print("  {}. {}\n", ++n, describe_op(op));
+        fmt::print("  {}. {}\n", ++n, render::describe_operation(op));
         if (!op.note.empty()) fmt::print("     note: {}\n", op.note);
     }
     if (!p->references.empty()) {
@@ -180,25 +123,6 @@ int do_show(Context& ctx, const PatchOptions& po) {
         for (const auto& r : p->references) fmt::print("  {}\n", r);
     }
     return 0;
-}
-
-nlohmann::json plan_json(const patch::Plan& plan) {
-    nlohmann::json steps = nlohmann::json::array();
-    for (const auto& s : plan.steps) {
-        nlohmann::json j{{"patch", s.patch->id}, {"kind", patch::op_kind_name(s.op->kind)}, {"summary", s.summary}};
-        if (s.op->kind == patch::OpKind::advisory) {
-            j["command"] = s.advisory;
-        } else {
-            j["target"] = s.target;
-            j["system"] = s.system;
-            j["existed"] = s.existed;
-            j["in_effect"] = s.in_effect;
-            j["content"] = s.new_content;
-            j["mode"] = s.new_mode;
-        }
-        steps.push_back(j);
-    }
-    return {{"schema_version", 1}, {"patches", plan.patch_ids}, {"steps", steps}};
 }
 
 int do_plan(Context& ctx, const PatchOptions& po) {
@@ -211,12 +135,12 @@ int do_plan(Context& ctx, const PatchOptions& po) {
     auto plan = make_plan(ctx, *root, *set, po.ids, po.site_packages);
     if (!plan) return fail(ctx, plan.error());
     // A plan that apply would refuse says so now, not after a confirmation.
-    const auto env = process_env();
+    const auto env = process::current_environment_map();
     for (const auto& s : plan->steps)
         if (!s.target.empty())
             if (auto t = patch::resolve_target(*root, s.target, env); !t) return fail(ctx, t.error());
     if (*format == OutputFormat::json)
-        fmt::print("{}", json_output(ctx, plan_json(*plan)));
+        fmt::print("{}", json_output(ctx, render::plan_json(*plan)));
     else
         fmt::print("{}", patch::render_plan(*plan));
     return 0;
@@ -272,7 +196,7 @@ int do_status(Context& ctx) {
     if (!format) return fail(ctx, format.error());
     auto root = ctx.open_root();
     if (!root) return fail(ctx, root.error());
-    const auto env = process_env();
+    const auto env = process::current_environment_map();
     auto all = patch::list_transactions(*root, env);
     if (!all) return fail(ctx, all.error());
     warn_corrupt(ctx, *root, *all);

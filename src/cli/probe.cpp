@@ -5,16 +5,16 @@
 #include "json_output.hpp"
 
 #include "detect/detect.hpp"
-#include "explain/matcher.hpp"
+#include "explain/crash_classifier.hpp"
 #include "facts/facts.hpp"
 #include "facts/facts_json.hpp"
-#include "kb/kb.hpp"
 #include "patch/profile.hpp"
 #include "probe/catalogue.hpp"
 #include "probe/probe.hpp"
 #include "probe/report.hpp"
 #include "probe/runner.hpp"
 #include "probe/view.hpp"
+#include "process/spawn.hpp"
 #include "util/atomic_file.hpp"
 
 #include <fmt/core.h>
@@ -30,7 +30,6 @@
 #include <set>
 #include <unistd.h>
 
-extern char** environ;
 
 namespace rmcp::cli {
 
@@ -109,40 +108,6 @@ std::vector<probe::Switch> usable_switches(Context& ctx, const probe::Catalogue&
         out.push_back(std::move(resolved));
     }
     return out;
-}
-
-// Crashes are classified by the knowledge base's log signatures (the explain matcher):
-// the first entry whose signature matches the child's stderr names the failure. Without
-// a loadable knowledge base the exit signal and the telling stderr line remain. The
-// signature set is compiled at the first crash: a run without one never pays for it.
-probe::CrashClassifier crash_classifier(Context& ctx) {
-    auto compiled = std::make_shared<std::optional<std::shared_ptr<const explain::SignatureSet>>>();
-    return [&ctx, compiled](std::string_view text) -> std::string {
-        if (!*compiled) {
-            *compiled = std::shared_ptr<const explain::SignatureSet>{};
-            auto kb = kb::load(ctx.kb_dir());
-            if (!kb) {
-                ctx.diag.verbose(fmt::format("crashes not matched against the knowledge base: {}", kb.error().message()));
-                return "";
-            }
-            auto set = explain::SignatureSet::compile(kb->entries, explain::Reporting::first_only,
-                                                      explain::ContextWords::skip);
-            if (!set) {
-                ctx.diag.verbose(
-                    fmt::format("crashes not matched against the knowledge base: {}", set.error().message()));
-                return "";
-            }
-            *compiled = *set;
-        }
-        const auto& set = **compiled;
-        if (!set) return "";
-        std::string entry;
-        explain::LogScanner scanner(set, [&](const explain::Match& m) {
-            if (entry.empty()) entry = set->signatures()[m.signature].entry_id;
-        });
-        if (scanner.feed(text)) (void)scanner.finish();
-        return entry;
-    };
 }
 
 std::string clock_time(double seconds) {
@@ -260,7 +225,7 @@ int run_probe(Context& ctx, ProbeOptions o) {
     // `--save` alone writes where `rmcp env/run --profile probed` find it by name
     // (patch::user_profiles_dir; docs/patches.md, "User profiles").
     if (o.save_opt && o.save_opt->count() > 0 && o.save.empty()) {
-        const std::filesystem::path dir = patch::user_profiles_dir(environment_map());
+        const std::filesystem::path dir = patch::user_profiles_dir(process::current_environment_map());
         std::error_code ec;
         std::filesystem::create_directories(dir, ec);
         if (ec) return fail(ctx, Error{"creating the profiles directory", dir.string(), ec.message(), ExitCode::environment});
@@ -302,8 +267,12 @@ int run_probe(Context& ctx, ProbeOptions o) {
     wo.repeat = o.repeat;
     wo.warmup = o.warmup;
     wo.timeout = std::chrono::milliseconds(static_cast<long long>(o.timeout_s * 1000));
-    for (char** e = environ; e && *e; ++e) wo.base_env.emplace_back(*e);
-    wo.classify = crash_classifier(ctx);
+    wo.base_env = process::current_environment();
+    // Crashes are named by the knowledge base's log signatures; without a usable kb the exit
+    // signal and the telling stderr line remain.
+    wo.classify = explain::first_entry_classifier(ctx.kb_dir(), [&ctx](const std::string& why) {
+        ctx.diag.verbose(fmt::format("crashes not matched against the knowledge base: {}", why));
+    });
     wo.import_time = catalogue->import_time;
     wo.report_env = reported_variables(*catalogue, switches);
     wo.notice = [&ctx](const std::string& message) { ctx.diag.warning(message); };

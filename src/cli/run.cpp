@@ -1,6 +1,7 @@
 // `rmcp run [options] -- CMD ARGS...`: the supervisor (SPEC.md "The supervisor",
 // docs/run.md). Parses, builds the attempt plan, calls run::supervise, writes the report.
 #include "context.hpp"
+#include "process/spawn.hpp"
 #include "install_paths.hpp"
 #include "json_output.hpp"
 
@@ -25,7 +26,6 @@
 #include <system_error>
 #include <unistd.h>
 
-extern char** environ;
 
 namespace rmcp::cli {
 
@@ -45,19 +45,9 @@ struct RunArgs {
     std::vector<std::string> command;  // after --
 };
 
-std::map<std::string, std::string> process_env() {
-    std::map<std::string, std::string> env;
-    for (char** e = environ; e && *e; ++e) {
-        const std::string_view entry(*e);
-        const auto eq = entry.find('=');
-        if (eq != std::string_view::npos) env.emplace(entry.substr(0, eq), entry.substr(eq + 1));
-    }
-    return env;
-}
-
 // The user's profile.env (written by env patches); a missing file is no changes.
 Result<patch::UserEnv> read_user_env(const Root& root) {
-    const std::string path = patch::user_env_file_path(process_env());
+    const std::string path = patch::user_env_file_path(process::current_environment_map());
     auto text = root.read_file(path);
     if (!text) {
         if (text.error().os_error == ENOENT) return patch::UserEnv{};
@@ -152,7 +142,7 @@ int run_command(Context& ctx, const RunArgs& args, const std::vector<std::string
         options.plan.push_back(run::plain_rung(*user_env));
     } else {
         std::vector<std::string> profile_notes;
-        auto profiles = patch::load_profiles_with_user(ctx.data_dir() / "profiles", *root, environment_map(),
+        auto profiles = patch::load_profiles_with_user(ctx.data_dir() / "profiles", *root, process::current_environment_map(),
                                                        profile_notes);
         if (!profiles) return fail(ctx, profiles.error());
         for (const auto& n : profile_notes) ctx.diag.note(n);
