@@ -1,9 +1,14 @@
 // The journal reader (docs/patches.md, "Journal"): every field of journal.json is checked,
 // because a journal is data from a place anyone with the user's rights can write.
 #include "patch/applier.hpp"
+#include "patch/journal.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <optional>
 
 using namespace rmcp;
 using nlohmann::json;
@@ -81,3 +86,69 @@ TEST(Journal, NotJsonOrNotAnObject) {
     EXPECT_EQ(patch::parse_journal("[]", k_dir).error().cause, "not a JSON object");
     EXPECT_EQ(patch::parse_journal("", k_dir).error().cause, "not valid JSON");
 }
+
+namespace {
+
+class JournalFiles : public ::testing::Test {
+protected:
+    void SetUp() override {
+        char tmpl[] = "/tmp/rmcp-journal-XXXXXX";
+        ASSERT_NE(::mkdtemp(tmpl), nullptr);
+        m_dir = tmpl;
+        auto root = Root::open(m_dir);
+        ASSERT_TRUE(root.ok()) << root.error().message();
+        m_root.emplace(std::move(*root));
+    }
+    void TearDown() override { std::filesystem::remove_all(m_dir); }
+    void put(const std::string& logical, const std::string& text) {
+        const auto p = m_dir / logical.substr(1);
+        std::filesystem::create_directories(p.parent_path());
+        std::ofstream(p) << text;
+    }
+    std::filesystem::path m_dir;
+    std::optional<Root> m_root;
+    std::map<std::string, std::string> m_env{{"HOME", "/home/u"}, {"XDG_STATE_HOME", "/state"}};
+};
+
+TEST_F(JournalFiles, ACorruptJournalIsListedAsSuchBesideTheValidOnes) {
+    const std::string base = "/state/rmcp/transactions/";
+    put(base + k_dir + "/journal.json", valid().dump());
+    put(base + "20260102T000000.000000001/journal.json", "{\"schema_version\": 1");
+    put(base + "20260103T000000.000000002/unrelated", "no journal: killed before it was written");
+    auto listed = patch::list_transactions(*m_root, m_env);
+    ASSERT_TRUE(listed.ok()) << listed.error().message();
+    ASSERT_EQ(listed->size(), 2U);  // the directory without a journal touched nothing
+    EXPECT_EQ((*listed)[0].id, k_dir);
+    EXPECT_TRUE((*listed)[0].corrupt.empty());
+    EXPECT_EQ((*listed)[0].journal_dir, base + k_dir);
+    EXPECT_EQ((*listed)[1].id, "20260102T000000.000000001");
+    EXPECT_EQ((*listed)[1].corrupt, "not valid JSON");
+}
+
+TEST_F(JournalFiles, OneApplyOrRollbackAtATime) {
+    auto first = patch::JournalLock::acquire(*m_root, "/state/rmcp");
+    ASSERT_TRUE(first.ok()) << first.error().message();
+    auto second = patch::JournalLock::acquire(*m_root, "/state/rmcp");
+    ASSERT_FALSE(second.ok());
+    EXPECT_NE(second.error().cause.find("another rmcp patch apply or rollback is running"), std::string::npos);
+    EXPECT_FALSE(patch::JournalLock::try_existing(*m_root, "/state/rmcp").has_value());
+    first = patch::JournalLock{};  // released
+    EXPECT_TRUE(patch::JournalLock::try_existing(*m_root, "/state/rmcp").has_value());
+    // A base that does not exist has nobody in it, and is not created.
+    EXPECT_TRUE(patch::JournalLock::try_existing(*m_root, "/nowhere").has_value());
+    EXPECT_FALSE(std::filesystem::exists(m_dir / "nowhere"));
+}
+
+TEST(JournalIds, NewIdsAreTransactionIdsAndSortByTime) {
+    const auto a = patch::new_txn_id();
+    const auto b = patch::new_txn_id();
+    EXPECT_TRUE(patch::is_txn_id(a)) << a;
+    EXPECT_LE(a, b);
+    EXPECT_FALSE(patch::is_txn_id("../20260101T000000.000000000"));
+    EXPECT_FALSE(patch::is_txn_id("20260101T000000"));
+    EXPECT_TRUE(patch::under("/home/u/.config/rmcp/profile.env", "/home/u"));
+    EXPECT_FALSE(patch::under("/home/user2/x", "/home/u"));
+    EXPECT_FALSE(patch::under("/home/u", "/home/u"));
+}
+
+}  // namespace

@@ -333,9 +333,9 @@ Result<Plan> make_plan(const Root& root, const PatchSet& set, const std::vector<
     for (const auto& id : ids) {
         const Patch* p = set.find(id);
         if (!p) {
-            std::string known;
-            for (const auto& q : set.patches) known += (known.empty() ? "" : ", ") + q.id;
-            return Error{"looking up patch", id, fmt::format("no such patch (known: {})", known), ExitCode::usage};
+            std::vector<std::string_view> known;
+            for (const auto& q : set.patches) known.push_back(q.id);
+            return Error{"looking up patch", id, fmt::format("no such patch (known: {})", join(known, ", ")), ExitCode::usage};
         }
         if (std::find(plan.patch_ids.begin(), plan.patch_ids.end(), id) != plan.patch_ids.end()) continue;
         plan.patch_ids.push_back(id);

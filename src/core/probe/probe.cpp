@@ -1,5 +1,7 @@
 #include "probe/probe.hpp"
 
+#include "util/strings.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -16,9 +18,9 @@ EnvMap Configuration::env() const {
 
 std::string Configuration::key() const {
     if (changes.empty()) return "default";
-    std::string key;
-    for (const auto& c : changes) key += (key.empty() ? "" : "+") + c.id;
-    return key;
+    std::vector<std::string_view> ids;
+    for (const auto& c : changes) ids.push_back(c.id);
+    return join(ids, "+");
 }
 
 std::vector<std::string> Configuration::ids() const {
