@@ -226,7 +226,7 @@ Result<SpawnedChild> spawn(const SpawnRequest& request) {
     const int rc = ::posix_spawnp(&pid, request.argv.front().c_str(), &spawn_attr.actions, &spawn_attr.attr,
                                   argv.data(), envp.data());
     if (rc != 0) return os_error("starting", request.argv.front(), rc);
-    return SpawnedChild{pid, ends.read_out.release(), ends.read_err.release()};
+    return SpawnedChild{pid, std::move(ends.read_out), std::move(ends.read_err)};
 }
 
 }  // namespace rmcp::process

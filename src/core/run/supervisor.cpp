@@ -234,8 +234,8 @@ public:
         }
         m_pid = child->pid;
         m_attempt.pid = child->pid;
-        m_fds[0].reset(child->out_fd);
-        m_fds[1].reset(child->err_fd);
+        m_fds[0] = std::move(child->out_fd);
+        m_fds[1] = std::move(child->err_fd);
         for (std::size_t i = 0; i < 2; ++i) m_tee[i] = is_pipe(m_fds[i].get()) && is_pipe(i == 0 ? m_options.out_fd : m_options.err_fd);
         relay_until_done(t0);
         m_attempt.duration_s = std::chrono::duration<double>(Clock::now() - t0).count();
