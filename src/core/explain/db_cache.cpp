@@ -62,7 +62,10 @@ std::string inputs_blob(const std::vector<const char*>& expressions, const std::
 
 std::filesystem::path directory() {
     if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg == '/') return std::filesystem::path(xdg) / "rmcp";
-    if (const char* home = std::getenv("HOME"); home && *home == '/')
+    // Only inside a home that exists: system users' HOME is often /nonexistent, and a cache
+    // must not create it (as root it could).
+    std::error_code ec;
+    if (const char* home = std::getenv("HOME"); home && *home == '/' && std::filesystem::is_directory(home, ec))
         return std::filesystem::path(home) / ".cache" / "rmcp";
     return {};
 }
