@@ -39,7 +39,8 @@ golden_doctor() {
   local out rc=0
   out=$(NO_COLOR=1 RMCP_DATA_DIR="$PWD" "$RMCP" doctor --root "$1" --format json --fail-on critical) || rc=$?
   ((rc <= 1)) || return "$rc"
-  printf '%s\n' "$out" | unversioned
+  # Next commands carry `--root DIR`; the golden says ROOT, whatever path the root was given as.
+  printf '%s\n' "${out//"--root $1 "/--root ROOT }" | unversioned
 }
 
 read -r -a KINDS <<< "${RMCP_GOLDEN_KINDS:-detect doctor plan}"

@@ -13,6 +13,8 @@ PACKAGES=(
   hipcc libamdhip64-dev rocminfo
   python3-torch libtorch-dev pybind11-dev python3-pybind11 python3-pytest
   clang-14 libclang-rt-14-dev
+  # scripts/format.sh (the formatting check in scripts/test.sh)
+  clang-format
   librocrand1 libhsa-runtime64-1
   # the installed-product tests (tests/install): a venv with Debian's setuptools and wheel
   # (pip install --no-build-isolation ./python), dpkg-shlibdeps for the .deb's Depends, man -l

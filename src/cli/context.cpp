@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <unistd.h>
@@ -77,5 +79,23 @@ nlohmann::json error_json(const Error& error) {
             {"cause", error.cause},
             {"exit_code", static_cast<int>(error.code)}};
 }
+
+}  // namespace rmcp::cli
+
+namespace rmcp::cli {
+
+std::string command_prefix(const Context& ctx) {
+    const std::string& dir = ctx.options.root;
+    if (dir.empty() || dir == "/") return "rmcp";
+    const bool plain = std::all_of(dir.begin(), dir.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '/' || c == '.' || c == '_' || c == '-' || c == '+';
+    });
+    if (plain) return "rmcp --root " + dir;
+    std::string quoted = "'";
+    for (const char c : dir) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return "rmcp --root " + quoted + "'";
+}
+
+std::string shown_path(const Root& root, std::string_view logical) { return root.host_path(logical); }
 
 }  // namespace rmcp::cli

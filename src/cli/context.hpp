@@ -11,6 +11,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,25 @@ public:
 };
 
 using Action = std::function<int()>;
+
+// How the user runs rmcp here, for commands printed to be pasted: "rmcp", or with the
+// --root given ("rmcp --root DIR", sh-quoted when needed).
+std::string command_prefix(const Context& ctx);
+// A path in a message: under --root the file really is at ROOT/path, and that is what the
+// message names (one rule for every command: docs/patches.md, "Paths under --root").
+std::string shown_path(const Root& root, std::string_view logical);
+
+// `rmcp patch apply` and `rmcp doctor --fix`: plan the patches, ask unless `yes` (refuse
+// without a terminal), apply them as one transaction, print what was written, how to undo it
+// and how to verify it. `extra` is merged into the JSON result.
+struct ApplyRequest {
+    std::vector<std::string> ids;
+    bool yes = false;
+    std::string site_packages;
+    std::string patch_dir;
+    nlohmann::json extra = nlohmann::json::object();
+};
+int apply_patches(Context& ctx, const ApplyRequest& request);
 
 void add_detect_command(CLI::App& app, Context& ctx, Action& action);
 void add_doctor_command(CLI::App& app, Context& ctx, Action& action);

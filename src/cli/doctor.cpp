@@ -1,73 +1,131 @@
-// `rmcp doctor`: the knowledge base evaluated on detect's facts (kb/doctor.hpp) plus the
-// `libraries` coverage facts of a headers-only scan (scan/coverage.hpp, docs/scan.md).
+// `rmcp doctor [--profile NAME|auto] [--fix [-y]]`: the knowledge base evaluated on
+// detect's facts plus the `libraries` coverage facts of a headers-only scan
+// (scan/coverage.hpp, docs/scan.md), in the environment a training run would get, with each
+// finding's status and next command (patch/doctor_fix.hpp, docs/patches.md).
 #include "context.hpp"
+#include "process/spawn.hpp"
 #include "json_output.hpp"
 
-#include "detect/detect.hpp"
-#include "facts/facts_json.hpp"
 #include "kb/doctor.hpp"
-#include "kb/libraries.hpp"
+#include "patch/doctor_fix.hpp"
 #include "render/doctor_render.hpp"
-#include "scan/coverage.hpp"
 
 #include <fmt/core.h>
+#include <fmt/format.h>
 
 #include <chrono>
 #include <memory>
 
 namespace rmcp::cli {
 
+namespace {
+
+struct DoctorArgs {
+    std::string fail_on = "critical";
+    bool no_scan = false;
+    std::string profile;
+    bool fix = false;
+    bool yes = false;
+    CLI::Option* fail_on_opt = nullptr;
+};
+
+int do_doctor(Context& ctx, const DoctorArgs& args) {
+    const auto format = ctx.format({OutputFormat::text, OutputFormat::json, OutputFormat::prometheus});
+    if (!format) return fail(ctx, format.error());
+    const auto kb = kb::load(ctx.kb_dir());
+    if (!kb) return fail(ctx, kb.error());
+    auto root = ctx.open_root();
+    if (!root) return fail(ctx, root.error());
+    patch::DoctorRequest request;
+    request.env = process::current_environment_map();
+    request.profile = args.profile;
+    // --fix reports which profile `auto` is here, the same choice `rmcp env` and `rmcp run` make.
+    request.decide_auto = args.fix;
+    request.scan = !args.no_scan;
+    request.profile_dir = ctx.data_dir() / "profiles";
+    request.patch_dir = ctx.data_dir() / "patches";
+    request.kb_dir = ctx.kb_dir();
+    request.command = command_prefix(ctx);
+    auto outcome = patch::doctor_with_state(*root, *kb, request);
+    if (!outcome) return fail(ctx, outcome.error());
+    auto& report = outcome->report;
+    for (const auto& n : outcome->notes) ctx.diag.note(n);
+    if (args.no_scan)
+        report.notes.emplace_back("library coverage not checked (--no-scan): code-object rules used version checks");
+
+    if (args.fix) {
+        if (*format == OutputFormat::prometheus)
+            return fail(ctx, Error{"parsing arguments", "--fix", "--fix writes no metrics: use --format text or json",
+                                   ExitCode::usage});
+        nlohmann::json extra = nlohmann::json::object();
+        if (outcome->auto_decision) {
+            for (const auto& n : outcome->auto_decision->notes) ctx.diag.note(n);
+            extra["auto_profile"] = outcome->auto_decision->choice.profile;
+        }
+        const auto ids = patch::fix_patch_ids(report);
+        if (ids.empty()) {
+            ctx.diag.note("nothing to fix: no open finding has a fix that applies on this machine");
+            if (*format == OutputFormat::json) {
+                extra["schema_version"] = 1;
+                extra["patches"] = nlohmann::json::array();
+                extra["transaction"] = nullptr;
+                fmt::print("{}", json_output(ctx, extra));
+            }
+            return 0;
+        }
+        ctx.diag.note(fmt::format("fixing with: {}", fmt::join(ids, " ")));
+        ApplyRequest apply;
+        apply.ids = ids;
+        apply.yes = args.yes;
+        apply.extra = extra;
+        return apply_patches(ctx, apply);
+    }
+
+    if (outcome->auto_decision)
+        for (const auto& n : outcome->auto_decision->notes) ctx.diag.note(n);
+    switch (*format) {
+    case OutputFormat::json: fmt::print("{}", json_output(ctx, doctor_to_json(report))); break;
+    case OutputFormat::prometheus: {
+        const auto now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch());
+        fmt::print("{}", render_doctor_prometheus(report, now.count()));
+        // The textfile-collector idiom moves the file only on exit 0: the metrics carry
+        // the findings, so only an explicit --fail-on turns them into an exit code.
+        if (args.fail_on_opt->count() == 0) return 0;
+        break;
+    }
+    default: fmt::print("{}", render_doctor_text(report, ctx.style())); break;
+    }
+    const auto threshold = kb::parse_severity(args.fail_on).value_or(kb::Severity::critical);
+    return kb::has_findings_at_or_above(report, threshold) ? static_cast<int>(ExitCode::findings) : 0;
+}
+
+}  // namespace
+
 void add_doctor_command(CLI::App& app, Context& ctx, Action& action) {
     auto* cmd = app.add_subcommand("doctor", "Check this machine against the knowledge base of known ROCm failures");
     // Owned by the callbacks, which outlive this function.
-    auto fail_on = std::make_shared<std::string>("critical");
-    auto* fail_on_opt =
-        cmd->add_option("--fail-on", *fail_on,
-                        "Exit 1 when a finding is at or above this severity (default: critical; with --format "
+    auto args = std::make_shared<DoctorArgs>();
+    args->fail_on_opt =
+        cmd->add_option("--fail-on", args->fail_on,
+                        "Exit 1 when an open finding is at or above this severity (default: critical; with --format "
                         "prometheus only when given)")
             ->check(CLI::IsMember({"info", "warning", "critical"}))
             ->type_name("SEVERITY");
-    auto no_scan = std::make_shared<bool>(false);
-    cmd->add_flag("--no-scan", *no_scan,
+    cmd->add_flag("--no-scan", args->no_scan,
                   "Do not read library headers for GPU-target coverage (libraries.* facts absent; "
                   "rules fall back to version checks)");
-    cmd->footer("Formats: text (default), json (schema_version'd), prometheus (node_exporter textfile).\n"
-                "Exit: 0 nothing at or above --fail-on, 1 findings at or above it, 2 malformed knowledge base.\n"
+    cmd->add_option("--profile", args->profile,
+                    "Also evaluate under this profile, as `rmcp run --profile` would run (a name, or auto)")
+        ->type_name("NAME|auto");
+    cmd->add_flag("--fix", args->fix,
+                  "Apply the first fix of every open finding in one transaction (asks first unless --yes)");
+    cmd->add_flag("-y,--yes", args->yes, "With --fix: do not ask for confirmation");
+    cmd->footer("Each finding says its status (open, fixed by profile.env, fixed, pending a reboot) and the next\n"
+                "command to run. Formats: text (default), json (schema_version'd), prometheus (node_exporter textfile).\n"
+                "Exit: 0 nothing open at or above --fail-on, 1 open findings at or above it, 2 malformed knowledge base.\n"
                 "With --format prometheus the findings are the metrics, so doctor exits 0 unless --fail-on is\n"
                 "given: `rmcp doctor --format prometheus > f.tmp && mv f.tmp f.prom` always leaves a file.");
-    cmd->callback([&ctx, &action, fail_on, no_scan, fail_on_opt] {
-        action = [&ctx, fail_on, no_scan, fail_on_opt] {
-            const auto format = ctx.format({OutputFormat::text, OutputFormat::json, OutputFormat::prometheus});
-            if (!format) return fail(ctx, format.error());
-            const auto kb = kb::load(ctx.kb_dir());
-            if (!kb) return fail(ctx, kb.error());
-            auto root = ctx.open_root();
-            if (!root) return fail(ctx, root.error());
-            const auto detected = detect(*root);
-            auto facts = facts_to_json(detected);
-            // Headers and tables only (never a data-section sweep): see docs/scan.md and
-            // docs/PERFORMANCE.md for what it costs.
-            if (!*no_scan) kb::merge_libraries(facts, scan::libraries_facts(*root, detected));
-            auto report = kb::run_doctor(*kb, facts);
-            if (*no_scan)
-                report.notes.emplace_back("library coverage not checked (--no-scan): code-object rules used "
-                                          "version checks");
-            switch (*format) {
-            case OutputFormat::json: fmt::print("{}", json_output(ctx, doctor_to_json(report))); break;
-            case OutputFormat::prometheus: {
-                const auto now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch());
-                fmt::print("{}", render_doctor_prometheus(report, now.count()));
-                // The textfile-collector idiom moves the file only on exit 0: the metrics carry
-                // the findings, so only an explicit --fail-on turns them into an exit code.
-                if (fail_on_opt->count() == 0) return 0;
-                break;
-            }
-            default: fmt::print("{}", render_doctor_text(report, ctx.style())); break;
-            }
-            const auto threshold = kb::parse_severity(*fail_on).value_or(kb::Severity::critical);
-            return kb::has_findings_at_or_above(report, threshold) ? static_cast<int>(ExitCode::findings) : 0;
-        };
-    });
+    cmd->callback([&ctx, &action, args] { action = [&ctx, args] { return do_doctor(ctx, *args); }; });
 }
 
 }  // namespace rmcp::cli

@@ -2,12 +2,15 @@
 // safely quoted for eval (docs/patches.md "Profiles"). The user's profile.env (written by
 // env patches) comes first, then the profile's own changes.
 #include "context.hpp"
+#include "process/spawn.hpp"
 
 #include "detect/detect.hpp"
 #include "facts/facts.hpp"
 #include "facts/facts_json.hpp"
 #include "kb/doctor.hpp"
 #include "kb/kb.hpp"
+#include "kb/libraries.hpp"
+#include "scan/coverage.hpp"
 #include "patch/auto_profile.hpp"
 #include "patch/patch.hpp"
 #include "patch/profile.hpp"
@@ -16,9 +19,9 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <optional>
 #include <set>
 
-extern char** environ;
 
 namespace rmcp::cli {
 
@@ -62,73 +65,6 @@ std::string dotenv_quote(std::string_view v) {
     return out + "\"";
 }
 
-std::map<std::string, std::string> process_env() {
-    std::map<std::string, std::string> env;
-    for (char** e = environ; e && *e; ++e) {
-        const std::string_view kv(*e);
-        const auto eq = kv.find('=');
-        if (eq != std::string_view::npos) env.emplace(std::string(kv.substr(0, eq)), std::string(kv.substr(eq + 1)));
-    }
-    return env;
-}
-
-// Env changes of the patches that doctor's findings name as fixes (auto only). A finding's
-// fixes are alternatives: the first one with an environment operation that this machine can
-// resolve is used. Across findings, a variable that one fix sets is not unset by another.
-void add_findings_env(Context& ctx, const Facts& facts, const patch::PatchSet& patches,
-                      const patch::ProfileSet& profiles, patch::ProfileEnv& env) {
-    auto kb = kb::load(ctx.kb_dir());
-    if (!kb) {
-        ctx.diag.note(fmt::format("auto: knowledge base not used ({}); the profile comes from the rules alone",
-                                  kb.error().message()));
-        return;
-    }
-    patch::PlanContext pc;
-    pc.vars = patch::machine_vars(facts);
-    auto derived = patch::machine_derived_sets(facts, profiles.find("isa-override"));
-    pc.derived = std::move(derived.sets);
-    pc.derived_why = std::move(derived.why);
-    std::map<std::string, std::string> set;
-    std::set<std::string> unset;
-    std::set<std::string> used;
-    const auto report = kb::run_doctor(*kb, facts_to_json(facts));
-    for (const auto& finding : report.findings) {
-        for (const auto& fix : finding.entry->fixes) {
-            const patch::Patch* p = patches.find(fix.patch);
-            if (!p) continue;
-            std::vector<patch::EnvChange> changes;
-            bool resolved = true;
-            for (const auto& op : p->operations) {
-                if (op.kind != patch::OpKind::env) continue;
-                auto change = patch::resolve_env_operation(*p, op, pc);
-                if (!change) {
-                    resolved = false;
-                    break;
-                }
-                changes.push_back(std::move(*change));
-            }
-            if (!resolved) ctx.diag.verbose(fmt::format("auto: {} does not apply on this machine", p->id));
-            if (!resolved || changes.empty()) continue;  // try the finding's next fix
-            if (used.insert(p->id).second)
-                ctx.diag.note(fmt::format("auto: finding {} → patch {}", finding.entry->id, p->id));
-            for (const auto& c : changes) {
-                for (const auto& k : c.unset) unset.insert(k);
-                for (const auto& [k, v] : c.set) set[k] = v;
-            }
-            break;
-        }
-    }
-    for (const auto& k : unset)
-        if (set.count(k) == 0) {
-            env.set.erase(k);
-            if (std::find(env.unset.begin(), env.unset.end(), k) == env.unset.end()) env.unset.push_back(k);
-        }
-    for (const auto& [k, v] : set) {
-        env.set[k] = v;
-        env.unset.erase(std::remove(env.unset.begin(), env.unset.end(), k), env.unset.end());
-    }
-}
-
 int do_env(Context& ctx, const EnvOptions& eo) {
     // The output is shell syntax (--shell); json only shapes errors (docs/exit-codes.md).
     const auto format = ctx.format({OutputFormat::text, OutputFormat::json});
@@ -136,32 +72,36 @@ int do_env(Context& ctx, const EnvOptions& eo) {
     auto root = ctx.open_root();
     if (!root) return fail(ctx, root.error());
     const std::filesystem::path profile_dir = eo.profile_dir.empty() ? ctx.data_dir() / "profiles" : std::filesystem::path(eo.profile_dir);
-    auto profiles = patch::load_profiles(profile_dir);
+    std::vector<std::string> profile_notes;
+    auto profiles = patch::load_profiles_with_user(profile_dir, *root, process::current_environment_map(), profile_notes);
     if (!profiles) return fail(ctx, profiles.error());
+    for (const auto& n : profile_notes) ctx.diag.note(n);
 
     const Facts facts = detect(*root);
     const auto targets = patch::gpu_targets(facts);
-    std::string name = eo.profile;
-    bool automatic = false;
-    if (name == "auto") {
-        auto choice = patch::choose_auto_profile(*profiles, profile_dir / "rules" / "auto.toml", facts);
-        if (!choice) return fail(ctx, choice.error());
-        ctx.diag.note(fmt::format("auto: profile {} ({})", choice->profile, choice->why));
-        name = choice->profile;
-        automatic = true;
-    }
-    auto resolved = profiles->resolve(name, targets);
-    if (!resolved) return fail(ctx, resolved.error());
-    if (automatic && !resolved->hide_gpu) {
-        auto patches = patch::load_patches(eo.patch_dir.empty() ? ctx.data_dir() / "patches" : std::filesystem::path(eo.patch_dir));
-        if (!patches) return fail(ctx, patches.error());
-        add_findings_env(ctx, facts, *patches, *profiles, *resolved);
+    std::optional<patch::ProfileEnv> resolved;
+    if (eo.profile == "auto") {
+        // The one auto decision (patch/auto_profile.hpp), on the facts doctor evaluates.
+        auto doctor_facts = facts_to_json(facts);
+        kb::merge_libraries(doctor_facts, scan::libraries_facts(*root, facts));
+        patch::AutoSources sources{profile_dir / "rules" / "auto.toml",
+                                   eo.patch_dir.empty() ? ctx.data_dir() / "patches" : std::filesystem::path(eo.patch_dir),
+                                   ctx.kb_dir()};
+        auto decision = patch::choose_auto(*profiles, facts, doctor_facts, sources);
+        if (!decision) return fail(ctx, decision.error());
+        for (const auto& n : decision->notes) ctx.diag.note(n);
+        for (const auto& v : decision->verbose) ctx.diag.verbose(v);
+        resolved = std::move(decision->env);
+    } else {
+        auto named = profiles->resolve(eo.profile, targets);
+        if (!named) return fail(ctx, named.error());
+        resolved = std::move(*named);
     }
     for (const auto& n : resolved->notes) ctx.diag.note(n);
 
     // The user's profile.env first; the profile's changes override it.
     patch::UserEnv user;
-    const std::string env_file = patch::user_env_file_path(process_env());
+    const std::string env_file = patch::user_env_file_path(process::current_environment_map());
     if (auto text = root->read_file(env_file)) {
         auto parsed = patch::parse_user_env(*text, root->host_path(env_file));
         if (!parsed) return fail(ctx, parsed.error());

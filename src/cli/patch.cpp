@@ -2,14 +2,16 @@
 // manager (SPEC.md "The patch manager"; docs/patches.md). Parses, calls the library
 // (src/core/patch/), renders.
 #include "context.hpp"
+#include "process/spawn.hpp"
 #include "json_output.hpp"
 
 #include "detect/detect.hpp"
 #include "facts/facts.hpp"
 #include "patch/applier.hpp"
+#include "patch/doctor_fix.hpp"
 #include "patch/patch.hpp"
 #include "patch/profile.hpp"
-#include "scan/coverage.hpp"
+#include "render/patch_render.hpp"
 #include "util/strings.hpp"
 
 #include <fmt/core.h>
@@ -22,7 +24,6 @@
 #include <optional>
 #include <unistd.h>
 
-extern char** environ;
 
 namespace rmcp::cli {
 
@@ -35,16 +36,6 @@ struct PatchOptions {
     std::string txn;
     bool yes = false;
 };
-
-std::map<std::string, std::string> process_env() {
-    std::map<std::string, std::string> env;
-    for (char** e = environ; e && *e; ++e) {
-        const std::string_view kv(*e);
-        const auto eq = kv.find('=');
-        if (eq != std::string_view::npos) env.emplace(std::string(kv.substr(0, eq)), std::string(kv.substr(eq + 1)));
-    }
-    return env;
-}
 
 std::optional<unsigned> env_unsigned(const char* name) {
     const char* v = std::getenv(name);
@@ -59,7 +50,7 @@ std::optional<unsigned> env_unsigned(const char* name) {
 // they can never fire on a live system.
 patch::ApplyOptions apply_options(const Root& root) {
     patch::ApplyOptions o;
-    o.env = process_env();
+    o.env = process::current_environment_map();
     o.euid = ::geteuid();
     if (!root.is_live()) {
         if (auto uid = env_unsigned("RMCP_ASSUME_UID")) o.euid = *uid;
@@ -75,109 +66,13 @@ Result<patch::PatchSet> load(Context& ctx, const PatchOptions& po) {
     return patch::load_patches(dir);
 }
 
-// Where the start-up hook goes when --site-packages is not given: the site-packages of a
-// venv/user/conda PyTorch that detect found, else the user site of the newest system Python.
-std::string default_site_packages(const Root& root, const std::map<std::string, std::string>& env) {
+Result<patch::Plan> make_plan(Context& ctx, const Root& root, const patch::PatchSet& set,
+                              const std::vector<std::string>& ids, const std::string& site_packages) {
     const Facts facts = detect(root);
-    for (const auto& t : facts.torch)
-        if (t.origin == "venv" || t.origin == "user" || t.origin == "conda")
-            return std::filesystem::path(t.path).parent_path().string();
-    auto home = env.find("HOME");
-    auto libs = root.list_dir("/usr/lib");
-    if (home == env.end() || !libs) return {};
-    std::string best;
-    unsigned best_minor = 0;
-    for (const auto& name : *libs) {
-        if (name.rfind("python3.", 0) != 0) continue;
-        char* end = nullptr;
-        const unsigned long minor = std::strtoul(name.c_str() + 8, &end, 10);
-        if (*end != '\0') continue;
-        if (best.empty() || minor > best_minor) {
-            best = name;
-            best_minor = static_cast<unsigned>(minor);
-        }
-    }
-    return best.empty() ? std::string() : home->second + "/.local/lib/" + best + "/site-packages";
-}
-
-Result<patch::Plan> make_plan(Context& ctx, const Root& root, const patch::PatchSet& set, const PatchOptions& po) {
-    patch::PlanContext pc;
-    pc.env = process_env();
-    patch::read_distro(root, pc);
-    pc.site_packages = po.site_packages;
-    bool needs_site = false;
-    for (const auto& id : po.ids)
-        if (const auto* p = set.find(id))
-            for (const auto& op : p->operations) needs_site = needs_site || op.kind == patch::OpKind::python_hook;
-    if (needs_site && pc.site_packages.empty()) pc.site_packages = default_site_packages(root, pc.env);
-    const Facts facts = detect(root);
-    pc.vars = patch::machine_vars(facts);
-    for (const auto& gpu : facts.gpus)
-        if (gpu.gfx_target) pc.gpu_targets.push_back(*gpu.gfx_target);
-    // Derived override sets use the same ISA-family rules as the isa-override rung, and what
-    // the installed PyTorch contains (coverage facts, headers only: docs/scan.md) when a
-    // requested patch has a derived operation.
-    bool needs_derived = false;
-    for (const auto& id : po.ids)
-        if (const auto* p = set.find(id))
-            for (const auto& op : p->operations) needs_derived = needs_derived || !op.derived.empty();
-    if (auto profiles = patch::load_profiles(ctx.data_dir() / "profiles")) {
-        nlohmann::json libraries;
-        if (needs_derived) libraries = scan::libraries_facts(root, facts);
-        auto derived = patch::machine_derived_sets(facts, profiles->find("isa-override"),
-                                                   needs_derived ? &libraries : nullptr);
-        pc.derived = std::move(derived.sets);
-        pc.derived_why = std::move(derived.why);
-    }
-    return patch::make_plan(root, set, po.ids, pc);
-}
-
-nlohmann::json patch_json(const patch::Patch& p) {
-    nlohmann::json ops = nlohmann::json::array();
-    for (const auto& op : p.operations) {
-        nlohmann::json o{{"kind", patch::op_kind_name(op.kind)}};
-        if (!op.set.empty()) o["set"] = op.set;
-        if (!op.remove.empty()) o["remove"] = op.remove;
-        if (!op.unset.empty()) o["unset"] = op.unset;
-        if (!op.params.empty()) o["params"] = op.params;
-        if (!op.file.empty()) o["file"] = op.file;
-        if (!op.derived.empty()) o["derived"] = op.derived;
-        if (!op.command.empty()) o["command"] = op.command;
-        if (!op.by_distro.empty()) {
-            o["distro"] = nlohmann::json::array();
-            for (const auto& d : op.by_distro) o["distro"].push_back({{"ids", d.ids}, {"command", d.command}});
-        }
-        if (!op.note.empty()) o["note"] = op.note;
-        ops.push_back(o);
-    }
-    return {{"id", p.id},       {"title", p.title},           {"why", p.why},
-            {"cost", p.cost},   {"evidence", p.evidence},     {"references", p.references},
-            {"reversible", p.fully_reversible() ? "yes" : "partly"}, {"operations", ops}};
-}
-
-std::string describe_op(const patch::Operation& op) {
-    switch (op.kind) {
-    case patch::OpKind::env: {
-        std::string s = "set in the user's profile.env:";
-        for (const auto& [k, v] : op.set) s += fmt::format(" {}={}", k, v);
-        for (const auto& k : op.unset) s += fmt::format(" unset {}", k);
-        for (const auto& k : op.remove) s += fmt::format(" (forget {})", k);
-        return s;
-    }
-    case patch::OpKind::modprobe: {
-        std::string s = "write /etc/modprobe.d/rmcp-<id>.conf: options amdgpu";
-        for (const auto& [k, v] : op.params) s += fmt::format(" {}={}", k, v);
-        return s;
-    }
-    case patch::OpKind::python_hook: return "install the Python start-up hook (rmcp-startup.pth)";
-    case patch::OpKind::advisory: {
-        std::string s = "advisory (rmcp never runs it):";
-        if (!op.command.empty()) s += " " + op.command;
-        for (const auto& d : op.by_distro) s += fmt::format("\n       on {}: {}", fmt::join(d.ids, "/"), d.command);
-        return s;
-    }
-    }
-    return {};
+    auto profiles = patch::load_profiles(ctx.data_dir() / "profiles");
+    const auto pc = patch::machine_plan_context(root, facts, set, ids, profiles ? &*profiles : nullptr, site_packages,
+                                                process::current_environment_map());
+    return patch::make_plan(root, set, ids, pc);
 }
 
 int do_list(Context& ctx, const PatchOptions& po) {
@@ -187,7 +82,7 @@ int do_list(Context& ctx, const PatchOptions& po) {
     if (!set) return fail(ctx, set.error());
     if (*format == OutputFormat::json) {
         nlohmann::json out{{"schema_version", 1}, {"patches", nlohmann::json::array()}};
-        for (const auto& p : set->patches) out["patches"].push_back(patch_json(p));
+        for (const auto& p : set->patches) out["patches"].push_back(render::patch_json(p));
         fmt::print("{}", json_output(ctx, out));
         return 0;
     }
@@ -208,7 +103,7 @@ int do_show(Context& ctx, const PatchOptions& po) {
     const patch::Patch* p = set->find(po.ids.front());
     if (!p) return fail(ctx, Error{"looking up patch", po.ids.front(), "no such patch (see `rmcp patch list`)", ExitCode::usage});
     if (*format == OutputFormat::json) {
-        auto j = patch_json(*p);
+        auto j = render::patch_json(*p);
         j["schema_version"] = 1;
         fmt::print("{}", json_output(ctx, j));
         return 0;
@@ -220,7 +115,7 @@ int do_show(Context& ctx, const PatchOptions& po) {
     fmt::print("\noperations:\n");
     unsigned n = 0;
     for (const auto& op : p->operations) {
-        fmt::print("  {}. {}\n", ++n, describe_op(op));
+        fmt::print("  {}. {}\n", ++n, render::describe_operation(op));
         if (!op.note.empty()) fmt::print("     note: {}\n", op.note);
     }
     if (!p->references.empty()) {
@@ -230,25 +125,6 @@ int do_show(Context& ctx, const PatchOptions& po) {
     return 0;
 }
 
-nlohmann::json plan_json(const patch::Plan& plan) {
-    nlohmann::json steps = nlohmann::json::array();
-    for (const auto& s : plan.steps) {
-        nlohmann::json j{{"patch", s.patch->id}, {"kind", patch::op_kind_name(s.op->kind)}, {"summary", s.summary}};
-        if (s.op->kind == patch::OpKind::advisory) {
-            j["command"] = s.advisory;
-        } else {
-            j["target"] = s.target;
-            j["system"] = s.system;
-            j["existed"] = s.existed;
-            j["in_effect"] = s.in_effect;
-            j["content"] = s.new_content;
-            j["mode"] = s.new_mode;
-        }
-        steps.push_back(j);
-    }
-    return {{"schema_version", 1}, {"patches", plan.patch_ids}, {"steps", steps}};
-}
-
 int do_plan(Context& ctx, const PatchOptions& po) {
     const auto format = ctx.format({OutputFormat::text, OutputFormat::json});
     if (!format) return fail(ctx, format.error());
@@ -256,15 +132,15 @@ int do_plan(Context& ctx, const PatchOptions& po) {
     if (!root) return fail(ctx, root.error());
     auto set = load(ctx, po);
     if (!set) return fail(ctx, set.error());
-    auto plan = make_plan(ctx, *root, *set, po);
+    auto plan = make_plan(ctx, *root, *set, po.ids, po.site_packages);
     if (!plan) return fail(ctx, plan.error());
     // A plan that apply would refuse says so now, not after a confirmation.
-    const auto env = process_env();
+    const auto env = process::current_environment_map();
     for (const auto& s : plan->steps)
         if (!s.target.empty())
             if (auto t = patch::resolve_target(*root, s.target, env); !t) return fail(ctx, t.error());
     if (*format == OutputFormat::json)
-        fmt::print("{}", json_output(ctx, plan_json(*plan)));
+        fmt::print("{}", json_output(ctx, render::plan_json(*plan)));
     else
         fmt::print("{}", patch::render_plan(*plan));
     return 0;
@@ -280,50 +156,12 @@ std::string advisories(const patch::Plan& plan) {
 }
 
 int do_apply(Context& ctx, const PatchOptions& po) {
-    const auto format = ctx.format({OutputFormat::text, OutputFormat::json});
-    if (!format) return fail(ctx, format.error());
-    auto root = ctx.open_root();
-    if (!root) return fail(ctx, root.error());
-    auto set = load(ctx, po);
-    if (!set) return fail(ctx, set.error());
-    auto plan = make_plan(ctx, *root, *set, po);
-    if (!plan) return fail(ctx, plan.error());
-    const auto options = apply_options(*root);
-    if (!po.yes && plan->writes() > 0) {
-        if (::isatty(STDIN_FILENO) == 0)
-            return fail(ctx, Error{"applying", fmt::format("{}", fmt::join(po.ids, " ")),
-                                   "refusing without confirmation: stdin is not a terminal; review it with "
-                                   "`rmcp patch plan`, then pass --yes",
-                                   ExitCode::usage});
-        fmt::print(stderr, "{}\nApply {} change(s)? [y/N] ", patch::render_plan(*plan), plan->writes());
-        std::string answer;
-        std::getline(std::cin, answer);
-        if (answer != "y" && answer != "Y" && answer != "yes") {
-            ctx.diag.note("nothing applied");
-            return static_cast<int>(ExitCode::usage);
-        }
-    }
-    auto outcome = patch::apply_plan(*root, *plan, options);
-    if (!outcome) return fail(ctx, outcome.error());
-    if (*format == OutputFormat::json) {
-        nlohmann::json out{{"schema_version", 1},
-                           {"transaction", outcome->txn_id.empty() ? nlohmann::json() : nlohmann::json(outcome->txn_id)},
-                           {"written", outcome->written},
-                           {"skipped", outcome->skipped},
-                           {"advisory", advisories(*plan)}};
-        fmt::print("{}", json_output(ctx, out));
-        return 0;
-    }
-    if (outcome->txn_id.empty())
-        fmt::print("nothing to write: every file operation is already in effect\n");
-    else
-        fmt::print("applied transaction {}\n", outcome->txn_id);
-    for (const auto& w : outcome->written) fmt::print("  wrote {}\n", w);
-    for (const auto& s : outcome->skipped) fmt::print("  already in effect: {}\n", s);
-    if (const auto adv = advisories(*plan); !adv.empty())
-        fmt::print("run these yourself (rmcp never runs them):\n{}", adv);
-    if (!outcome->txn_id.empty()) fmt::print("undo with: rmcp patch rollback {}\n", outcome->txn_id);
-    return 0;
+    ApplyRequest request;
+    request.ids = po.ids;
+    request.yes = po.yes;
+    request.site_packages = po.site_packages;
+    request.patch_dir = po.patch_dir;
+    return apply_patches(ctx, request);
 }
 
 // A corrupt journal is reported wherever transactions are listed, and skipped.
@@ -349,7 +187,7 @@ int do_rollback(Context& ctx, const PatchOptions& po) {
     }
     fmt::print("rolled back transaction {} ({})\n", (*done)->id, fmt::join((*done)->patches, " "));
     for (const auto& t : (*done)->targets)
-        fmt::print("  {} {}\n", t.existed ? "restored" : "removed", t.path);
+        fmt::print("  {} {}\n", t.existed ? "restored" : "removed", shown_path(*root, t.path));
     return 0;
 }
 
@@ -358,7 +196,7 @@ int do_status(Context& ctx) {
     if (!format) return fail(ctx, format.error());
     auto root = ctx.open_root();
     if (!root) return fail(ctx, root.error());
-    const auto env = process_env();
+    const auto env = process::current_environment_map();
     auto all = patch::list_transactions(*root, env);
     if (!all) return fail(ctx, all.error());
     warn_corrupt(ctx, *root, *all);
@@ -391,9 +229,10 @@ int do_status(Context& ctx) {
     }
     for (const auto& t : *all) {
         fmt::print("{}  {:<18}  {}\n", t.id, state_word(t), fmt::join(t.patches, " "));
-        for (const auto& jt : t.targets) fmt::print("    {}{}\n", jt.path, jt.existed ? "" : " (new)");
+        for (const auto& jt : t.targets) fmt::print("    {}{}\n", shown_path(*root, jt.path), jt.existed ? "" : " (new)");
         if (t.interrupted())
-            fmt::print("    interrupted: run `rmcp patch rollback {}` to restore every file (journal {})\n", t.id,
+            fmt::print("    interrupted: run `{} patch rollback {}` to restore every file (journal {})\n",
+                       command_prefix(ctx), t.id,
                        root->host_path(t.journal_dir));
         if (!t.corrupt.empty())
             fmt::print("    corrupt journal {}: {}; it is not trusted and is skipped\n",
@@ -403,6 +242,64 @@ int do_status(Context& ctx) {
 }
 
 }  // namespace
+
+int apply_patches(Context& ctx, const ApplyRequest& request) {
+    const auto format = ctx.format({OutputFormat::text, OutputFormat::json});
+    if (!format) return fail(ctx, format.error());
+    auto root = ctx.open_root();
+    if (!root) return fail(ctx, root.error());
+    PatchOptions po;
+    po.patch_dir = request.patch_dir;
+    auto set = load(ctx, po);
+    if (!set) return fail(ctx, set.error());
+    auto plan = make_plan(ctx, *root, *set, request.ids, request.site_packages);
+    if (!plan) return fail(ctx, plan.error());
+    const auto options = apply_options(*root);
+    const std::string prefix = command_prefix(ctx);
+    if (!request.yes && plan->writes() > 0) {
+        if (::isatty(STDIN_FILENO) == 0)
+            return fail(ctx, Error{"applying", fmt::format("{}", fmt::join(request.ids, " ")),
+                                   "refusing without confirmation: stdin is not a terminal; review it with "
+                                   "`rmcp patch plan`, then pass --yes",
+                                   ExitCode::usage});
+        fmt::print(stderr, "{}\nApply {} change(s)? [y/N] ", patch::render_plan(*plan), plan->writes());
+        std::string answer;
+        std::getline(std::cin, answer);
+        if (answer != "y" && answer != "Y" && answer != "yes") {
+            ctx.diag.note("nothing applied");
+            return static_cast<int>(ExitCode::usage);
+        }
+    }
+    auto outcome = patch::apply_plan(*root, *plan, options);
+    if (!outcome) return fail(ctx, outcome.error());
+    const std::string rollback =
+        outcome->txn_id.empty() ? std::string() : fmt::format("{} patch rollback {}", prefix, outcome->txn_id);
+    if (*format == OutputFormat::json) {
+        nlohmann::json out{{"schema_version", 1},
+                           {"patches", request.ids},
+                           {"transaction", outcome->txn_id.empty() ? nlohmann::json() : nlohmann::json(outcome->txn_id)},
+                           {"written", outcome->written},
+                           {"skipped", outcome->skipped},
+                           {"advisory", advisories(*plan)},
+                           {"rollback", rollback.empty() ? nlohmann::json() : nlohmann::json(rollback)},
+                           {"verify", prefix + " doctor"}};
+        for (const auto& [k, v] : request.extra.items()) out[k] = v;
+        fmt::print("{}", json_output(ctx, out));
+        return 0;
+    }
+    if (outcome->txn_id.empty())
+        fmt::print("nothing to write: every file operation is already in effect\n");
+    else
+        fmt::print("applied transaction {}\n", outcome->txn_id);
+    for (const auto& w : outcome->written) fmt::print("  wrote {}\n", shown_path(*root, w));
+    for (const auto& s : outcome->skipped) fmt::print("  already in effect: {}\n", shown_path(*root, s));
+    if (const auto adv = advisories(*plan); !adv.empty())
+        fmt::print("run these yourself (rmcp never runs them):\n{}", adv);
+    if (!rollback.empty()) fmt::print("undo with: {}\n", rollback);
+    // How to check it worked, on stderr: stdout stays what a script reads.
+    ctx.diag.note(fmt::format("verify with: {} doctor", prefix));
+    return 0;
+}
 
 void add_patch_command(CLI::App& app, Context& ctx, Action& action) {
     static PatchOptions po;

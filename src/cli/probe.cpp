@@ -5,16 +5,16 @@
 #include "json_output.hpp"
 
 #include "detect/detect.hpp"
-#include "explain/matcher.hpp"
+#include "explain/crash_classifier.hpp"
 #include "facts/facts.hpp"
 #include "facts/facts_json.hpp"
-#include "kb/kb.hpp"
 #include "patch/profile.hpp"
 #include "probe/catalogue.hpp"
 #include "probe/probe.hpp"
 #include "probe/report.hpp"
 #include "probe/runner.hpp"
 #include "probe/view.hpp"
+#include "process/spawn.hpp"
 #include "util/atomic_file.hpp"
 
 #include <fmt/core.h>
@@ -30,7 +30,6 @@
 #include <set>
 #include <unistd.h>
 
-extern char** environ;
 
 namespace rmcp::cli {
 
@@ -48,6 +47,7 @@ struct ProbeOptions {
     bool bisect = false;
     double timeout_s = 300;
     std::string save;
+    CLI::Option* save_opt = nullptr;  // --save without FILE: the user's profiles directory
     std::string device = "auto";
     std::string html;
     int repeat = 5;
@@ -108,40 +108,6 @@ std::vector<probe::Switch> usable_switches(Context& ctx, const probe::Catalogue&
         out.push_back(std::move(resolved));
     }
     return out;
-}
-
-// Crashes are classified by the knowledge base's log signatures (the explain matcher):
-// the first entry whose signature matches the child's stderr names the failure. Without
-// a loadable knowledge base the exit signal and the telling stderr line remain. The
-// signature set is compiled at the first crash: a run without one never pays for it.
-probe::CrashClassifier crash_classifier(Context& ctx) {
-    auto compiled = std::make_shared<std::optional<std::shared_ptr<const explain::SignatureSet>>>();
-    return [&ctx, compiled](std::string_view text) -> std::string {
-        if (!*compiled) {
-            *compiled = std::shared_ptr<const explain::SignatureSet>{};
-            auto kb = kb::load(ctx.kb_dir());
-            if (!kb) {
-                ctx.diag.verbose(fmt::format("crashes not matched against the knowledge base: {}", kb.error().message()));
-                return "";
-            }
-            auto set = explain::SignatureSet::compile(kb->entries, explain::Reporting::first_only,
-                                                      explain::ContextWords::skip);
-            if (!set) {
-                ctx.diag.verbose(
-                    fmt::format("crashes not matched against the knowledge base: {}", set.error().message()));
-                return "";
-            }
-            *compiled = *set;
-        }
-        const auto& set = **compiled;
-        if (!set) return "";
-        std::string entry;
-        explain::LogScanner scanner(set, [&](const explain::Match& m) {
-            if (entry.empty()) entry = set->signatures()[m.signature].entry_id;
-        });
-        if (scanner.feed(text)) (void)scanner.finish();
-        return entry;
-    };
 }
 
 std::string clock_time(double seconds) {
@@ -255,7 +221,16 @@ Status print_result(Context& ctx, OutputFormat format, const nlohmann::json& res
     return ok_status();
 }
 
-int run_probe(Context& ctx, const ProbeOptions& o) {
+int run_probe(Context& ctx, ProbeOptions o) {
+    // `--save` alone writes where `rmcp env/run --profile probed` find it by name
+    // (patch::user_profiles_dir; docs/patches.md, "User profiles").
+    if (o.save_opt && o.save_opt->count() > 0 && o.save.empty()) {
+        const std::filesystem::path dir = patch::user_profiles_dir(process::current_environment_map());
+        std::error_code ec;
+        std::filesystem::create_directories(dir, ec);
+        if (ec) return fail(ctx, Error{"creating the profiles directory", dir.string(), ec.message(), ExitCode::environment});
+        o.save = (dir / "probed.toml").string();
+    }
     const auto format = ctx.format({OutputFormat::text, OutputFormat::json});
     if (!format) return fail(ctx, format.error());
     if (o.device != "auto" && o.device != "cpu" && o.device.rfind("cuda", 0) != 0)
@@ -292,8 +267,12 @@ int run_probe(Context& ctx, const ProbeOptions& o) {
     wo.repeat = o.repeat;
     wo.warmup = o.warmup;
     wo.timeout = std::chrono::milliseconds(static_cast<long long>(o.timeout_s * 1000));
-    for (char** e = environ; e && *e; ++e) wo.base_env.emplace_back(*e);
-    wo.classify = crash_classifier(ctx);
+    wo.base_env = process::current_environment();
+    // Crashes are named by the knowledge base's log signatures; without a usable kb the exit
+    // signal and the telling stderr line remain.
+    wo.classify = explain::first_entry_classifier(ctx.kb_dir(), [&ctx](const std::string& why) {
+        ctx.diag.verbose(fmt::format("crashes not matched against the knowledge base: {}", why));
+    });
     wo.import_time = catalogue->import_time;
     wo.report_env = reported_variables(*catalogue, switches);
     wo.notice = [&ctx](const std::string& message) { ctx.diag.warning(message); };
@@ -408,9 +387,12 @@ void add_probe_command(CLI::App& app, Context& ctx, Action& action) {
     cmd->add_flag("--bisect", opts->bisect, "Search the workaround switches for the fastest passing configuration");
     cmd->add_option("--timeout", opts->timeout_s, "Seconds before a child counts as hung (default 300)")
         ->type_name("S");
-    cmd->add_option("--save", opts->save,
-                    "Write the winning profile to FILE (TOML) and the fault map to FILE's stem + .faultmap.json")
-        ->type_name("FILE");
+    opts->save_opt = cmd->add_option("--save", opts->save,
+                                     "Write the winning profile to FILE (TOML) and the fault map to FILE's stem + "
+                                     ".faultmap.json; without FILE: $XDG_CONFIG_HOME/rmcp/profiles/probed.toml, "
+                                     "found by `rmcp env/run --profile probed`")
+                         ->expected(0, 1)
+                         ->type_name("[FILE]");
     cmd->add_option("--device", opts->device,
                     "auto, cpu or cuda (default auto: cuda when the interpreter's torch sees a GPU, else cpu)")
         ->type_name("DEV");

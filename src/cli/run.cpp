@@ -1,11 +1,15 @@
 // `rmcp run [options] -- CMD ARGS...`: the supervisor (SPEC.md "The supervisor",
 // docs/run.md). Parses, builds the attempt plan, calls run::supervise, writes the report.
 #include "context.hpp"
+#include "process/spawn.hpp"
 #include "install_paths.hpp"
 #include "json_output.hpp"
 
 #include "detect/detect.hpp"
 #include "facts/facts_json.hpp"
+#include "kb/libraries.hpp"
+#include "patch/auto_profile.hpp"
+#include "scan/coverage.hpp"
 #include "patch/profile.hpp"
 #include "run/kb_watcher.hpp"
 #include "run/plan.hpp"
@@ -22,7 +26,6 @@
 #include <system_error>
 #include <unistd.h>
 
-extern char** environ;
 
 namespace rmcp::cli {
 
@@ -38,28 +41,19 @@ struct RunArgs {
     std::string kill_grace = "5";
     bool pty = false;
     bool trace_alloc = false;
+    bool dry_run = false;
     std::vector<std::string> command;  // after --
 };
 
-std::map<std::string, std::string> process_env() {
-    std::map<std::string, std::string> env;
-    for (char** e = environ; e && *e; ++e) {
-        const std::string_view entry(*e);
-        const auto eq = entry.find('=');
-        if (eq != std::string_view::npos) env.emplace(entry.substr(0, eq), entry.substr(eq + 1));
-    }
-    return env;
-}
-
 // The user's profile.env (written by env patches); a missing file is no changes.
 Result<patch::UserEnv> read_user_env(const Root& root) {
-    const std::string path = patch::user_env_file_path(process_env());
+    const std::string path = patch::user_env_file_path(process::current_environment_map());
     auto text = root.read_file(path);
     if (!text) {
         if (text.error().os_error == ENOENT) return patch::UserEnv{};
         return text.error();
     }
-    return patch::parse_user_env(*text, path);
+    return patch::parse_user_env(*text, root.host_path(path));
 }
 
 // librmcp_preload.so: $RMCP_PRELOAD_LIB, else next to the rmcp binary (the build tree
@@ -87,6 +81,41 @@ Status write_report(const std::string& path, const std::string& text) {
     return write_file_atomic(path, text);
 }
 
+// `--dry-run`: what would run, attempt by attempt, and nothing started.
+void print_plan(Context& ctx, OutputFormat format, const std::vector<run::Rung>& plan,
+                const std::vector<std::string>& argv) {
+    if (format == OutputFormat::json) {
+        nlohmann::json attempts = nlohmann::json::array();
+        for (const auto& rung : plan) {
+            nlohmann::json env = nlohmann::json::array();
+            for (const auto& c : rung.env)
+                env.push_back({{"name", c.name}, {"value", c.value ? nlohmann::json(*c.value) : nlohmann::json()}});
+            attempts.push_back({{"profile", rung.profile.empty() ? nlohmann::json() : nlohmann::json(rung.profile)},
+                                {"hide_gpu", rung.hide_gpu},
+                                {"env", env}});
+        }
+        fmt::print("{}", json_output(ctx, nlohmann::json{{"schema_version", 1},
+                                                         {"profile", attempts.front()["profile"]},
+                                                         {"attempts", attempts},
+                                                         {"argv", argv}}));
+        return;
+    }
+    std::size_t n = 0;
+    for (const auto& rung : plan) {
+        fmt::print("attempt {}: profile {}{}\n", ++n, rung.profile.empty() ? "(none)" : rung.profile,
+                   rung.hide_gpu ? " (GPU hidden)" : "");
+        for (const auto& c : rung.env) {
+            if (c.value)
+                fmt::print("  set {}={}\n", c.name, *c.value);
+            else
+                fmt::print("  unset {}\n", c.name);
+        }
+    }
+    std::string shown;
+    for (const auto& a : argv) shown += (shown.empty() ? "" : " ") + a;
+    fmt::print("argv: {}\n", shown);
+}
+
 int run_command(Context& ctx, const RunArgs& args, const std::vector<std::string>& command) {
     if (command.empty())
         return fail(ctx, Error{"parsing arguments", "", "rmcp run needs a command: rmcp run [OPTIONS] -- CMD ARGS...",
@@ -112,8 +141,11 @@ int run_command(Context& ctx, const RunArgs& args, const std::vector<std::string
     if (args.profile.empty() && args.retries == 0) {
         options.plan.push_back(run::plain_rung(*user_env));
     } else {
-        auto profiles = patch::load_profiles(ctx.data_dir() / "profiles");
+        std::vector<std::string> profile_notes;
+        auto profiles = patch::load_profiles_with_user(ctx.data_dir() / "profiles", *root, process::current_environment_map(),
+                                                       profile_notes);
         if (!profiles) return fail(ctx, profiles.error());
+        for (const auto& n : profile_notes) ctx.diag.note(n);
         facts = detect(*root);
         run::PlanRequest request;
         const auto ladder = profiles->ladder();
@@ -121,6 +153,18 @@ int run_command(Context& ctx, const RunArgs& args, const std::vector<std::string
             return fail(ctx, Error{"choosing profile", (ctx.data_dir() / "profiles").string(), "no profiles defined",
                                    ExitCode::usage});
         request.start = args.profile.empty() ? ladder.front()->name : args.profile;
+        if (request.start == "auto") {
+            // The one auto decision (patch/auto_profile.hpp), on the facts doctor evaluates.
+            auto doctor_facts = facts_to_json(*facts);
+            kb::merge_libraries(doctor_facts, scan::libraries_facts(*root, *facts));
+            patch::AutoSources sources{ctx.data_dir() / "profiles" / "rules" / "auto.toml",
+                                       ctx.data_dir() / "patches", ctx.kb_dir()};
+            auto decision = patch::choose_auto(*profiles, *facts, doctor_facts, sources);
+            if (!decision) return fail(ctx, decision.error());
+            for (const auto& n : decision->notes) ctx.diag.note(n);
+            for (const auto& v : decision->verbose) ctx.diag.verbose(v);
+            request.start_env = std::move(decision->env);
+        }
         request.retries = args.retries;
         request.fallback = args.fallback == "cpu" ? run::Fallback::cpu : run::Fallback::none;
         request.gpu_targets = patch::gpu_targets(*facts);
@@ -135,6 +179,10 @@ int run_command(Context& ctx, const RunArgs& args, const std::vector<std::string
         options.preload_library = *lib;
     }
     options.argv = command;
+    if (args.dry_run) {
+        print_plan(ctx, *format, options.plan, command);
+        return 0;
+    }
     options.terminal = args.pty ? run::Terminal::pty : run::Terminal::pipes;
     options.log_path = args.log;
     options.stall_timeout_s = *stall_timeout;
@@ -188,6 +236,8 @@ void add_run_command(CLI::App& app, Context& ctx, Action& action) {
                     "Seconds between SIGTERM and SIGKILL when stopping a stalled run, and between forwarding "
                     "SIGTERM/SIGHUP and ending (default 5; at most 30 days)")
         ->type_name("S");
+    cmd->add_flag("--dry-run", args.dry_run,
+                  "Print the plan (profile of each attempt, environment changes, argv) and start nothing");
     cmd->add_flag("--pty", args.pty, "Give the child pseudo-terminals for stdout and stderr (progress bars)");
     cmd->add_flag("--trace-alloc", args.trace_alloc,
                   "Preload librmcp_preload.so (RMCP_ALLOC=trace) and put its summary in the report");

@@ -4,6 +4,7 @@
 #include "json_output.hpp"
 
 #include "detect/detect.hpp"
+#include "render/scan_text.hpp"
 #include "scan/coverage.hpp"
 
 #include <fmt/core.h>
@@ -12,79 +13,6 @@
 #include <filesystem>
 
 namespace rmcp::cli {
-
-namespace {
-
-std::string join_targets(const std::vector<std::string>& targets) {
-    std::string out;
-    for (const auto& t : targets) {
-        if (!out.empty()) out += ' ';
-        out += t;
-    }
-    return out;
-}
-
-void print_file(const scan::FileScan& f, bool verbose, const Style& style) {
-    const auto targets = f.targets();
-    fmt::print("{}  {}  {}\n", style.bold(f.path), style.dim(std::string(scan::file_kind_name(f.kind))),
-               targets.empty() ? style.dim("(no GPU code)") : join_targets(targets));
-    if (!verbose) return;
-    for (const auto& c : f.code) {
-        const std::string where = c.compression == scan::Compression::none
-                                      ? fmt::format("offset {} size {}", c.offset, c.size)
-                                      : fmt::format("inflated offset {} size {} in {} bundle at {}", c.offset, c.size,
-                                                    scan::compression_name(c.compression), c.bundle_offset.value_or(0));
-        fmt::print("    {:<44} {}  ({}{})\n", c.id.empty() ? c.target : c.id, where, c.container,
-                   c.code_object_version ? fmt::format(", code object v{}", c.code_object_version) : "");
-    }
-}
-
-void print_report_text(const scan::ScanReport& report, bool installations, bool verbose, const Style& style) {
-    if (!installations) {
-        for (const auto& f : report.files) print_file(f, verbose, style);
-        return;
-    }
-    if (report.installations.empty()) fmt::print("No ROCm or PyTorch installation found.\n");
-    for (const auto& inst : report.installations) {
-        fmt::print("{} {}\n", style.bold(inst.kind == "torch" ? "PyTorch" : "ROCm"), inst.path);
-        std::size_t width = 0;
-        for (const auto& lib : inst.libraries) width = std::max(width, lib.name.size());
-        bool any = false;
-        for (const auto& lib : inst.libraries) {
-            if (lib.targets.empty() && !verbose) continue;
-            any = true;
-            fmt::print("  {:<{}}  {}\n", lib.name, width, lib.targets.empty() ? style.dim("(no GPU code)")
-                                                                              : join_targets(lib.targets));
-            if (verbose)
-                for (const auto& file : lib.files) fmt::print("  {:<{}}    {}\n", "", width, style.dim(file));
-        }
-        if (!any) fmt::print("  {}\n", style.dim("(no library with GPU code)"));
-    }
-    fmt::print("\n{}\n", style.bold("GPU coverage"));
-    if (report.coverage.empty()) {
-        fmt::print("  {}\n", style.dim("nothing to assess (no GPU detected, or no library with GPU code)"));
-        return;
-    }
-    std::string last_gpu;
-    for (const auto& c : report.coverage) {
-        const auto gpu = fmt::format("node {} {}{}", c.node ? std::to_string(*c.node) : "?", c.gpu_target,
-                                     c.effective_target != c.gpu_target ? " (runs as " + c.effective_target + ")" : "");
-        if (gpu != last_gpu) {
-            fmt::print("  GPU {}\n", gpu);
-            last_gpu = gpu;
-        }
-        std::string verdict;
-        if (c.covered) verdict = style.green("covered") + " by " + c.covered_by;
-        else if (c.override_value)
-            verdict = style.yellow("not covered") + fmt::format("; nearest {}: HSA_OVERRIDE_GFX_VERSION={}", *c.nearest,
-                                                                *c.override_value);
-        else if (c.remove_override) verdict = style.yellow("not covered") + "; " + c.reason;
-        else verdict = style.red("not covered") + "; " + c.reason;
-        fmt::print("    {} {}: {}\n", c.installation, c.library, verdict);
-    }
-}
-
-}  // namespace
 
 void add_scan_command(CLI::App& app, Context& ctx, Action& action) {
     auto* cmd = app.add_subcommand("scan", "GPU targets inside libraries, binaries, Tensile files and kernel databases");
@@ -138,7 +66,7 @@ void add_scan_command(CLI::App& app, Context& ctx, Action& action) {
                 }
                 fmt::print("{}", json_output(ctx, std::move(out)));
             } else {
-                print_report_text(report, installations, ctx.options.verbose, ctx.style());
+                fmt::print("{}", render::scan_text(report, installations, ctx.options.verbose, ctx.style()));
             }
             for (const auto& p : report.problems) ctx.diag.error(Error{"scanning", p, "", ExitCode::usage});
             return failed ? static_cast<int>(ExitCode::usage) : 0;

@@ -189,7 +189,7 @@ def test_crash_at_every_step_is_reported_and_repaired(rmcp, tmp_path):
         status = rmcp.json("--root", root, "patch", "status", env=penv())
         assert [t["state"] for t in status["transactions"]] == ["interrupted"], k
         text = patch(rmcp, root, "status", check=0).stdout.decode()
-        assert "rmcp patch rollback" in text
+        assert f"rmcp --root {root} patch rollback" in text  # the command to paste, root included
         patch(rmcp, root, "rollback", check=0)
         assert tree_hash(root) == before, f"tree differs after crash at step {k}"
         status = rmcp.json("--root", root, "patch", "status", env=penv())

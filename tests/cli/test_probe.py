@@ -413,3 +413,20 @@ def test_fork_server_that_dies_twice_ends_the_probe(rmcp, isolation_catalogue):
     assert proc.stderr.decode().endswith(
         f"rmcp: error: running the probe's fork server with {PYTHON}: it died a second time (killed by SIGKILL), "
         "during iso-b2-bwd-data-fp32\n")
+
+
+def test_save_without_a_file_writes_where_env_and_run_find_it(rmcp, catalogue, tmp_path):
+    """`--save` alone writes $XDG_CONFIG_HOME/rmcp/profiles/probed.toml; `rmcp env` and
+    `rmcp run` then take `--profile probed` by name (docs/patches.md, "User profiles")."""
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {"HOME": str(home)}
+    rmcp("probe", "--python", PYTHON, "--catalogue", catalogue, "--repeat", "2", "--warmup", "1", "--quick",
+         "--save", env=env, check=0, timeout=120)
+    saved = home / ".config/rmcp/profiles/probed.toml"
+    assert tomllib.loads(saved.read_text())["name"] == "probed"
+    out = rmcp("env", "--profile", "probed", env=env, check=0).stdout.decode()
+    assert f"export RMCP_FAULT_MAP='{home}/.config/rmcp/profiles/probed.faultmap.json'\n" in out
+    plan = json.loads(rmcp("run", "--profile", "probed", "--dry-run", "--format", "json", "--", "true",
+                           env=env, check=0).stdout)
+    assert plan["profile"] == "probed"

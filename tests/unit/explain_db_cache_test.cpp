@@ -116,19 +116,17 @@ TEST_F(DbCache, DamagedOrForeignFilesAreIgnored) {
     EXPECT_NE(ok, nullptr);
 }
 
-// A system user's HOME is often /nonexistent: the cache must not create it (run as root, it
-// could, and the next `rmcp --root /nonexistent` would find a root there).
-TEST_F(DbCache, AMissingHomeIsNotCreated) {
-    const char* old_home = std::getenv("HOME");
-    const std::optional<std::string> saved_home = old_home ? std::optional<std::string>(old_home) : std::nullopt;
-    const fs::path missing = m_dir / "no-such-home";
-    ::unsetenv("XDG_CACHE_HOME");
-    ::setenv("HOME", missing.c_str(), 1);
-    EXPECT_TRUE(db_cache::directory().empty());
+TEST_F(DbCache, CreatesTheBaseOnlyInsideADirectoryThatExists) {
+    const fs::path missing = m_dir / "no-such-home" / ".cache";
+    ::setenv("XDG_CACHE_HOME", missing.c_str(), 1);
     db_cache::store(m_inputs, m_db);
-    EXPECT_FALSE(fs::exists(missing));
-    fs::create_directories(missing);
-    EXPECT_EQ(db_cache::directory(), missing / ".cache" / "rmcp");
-    if (saved_home) ::setenv("HOME", saved_home->c_str(), 1);
-    else ::unsetenv("HOME");
+    EXPECT_FALSE(fs::exists(m_dir / "no-such-home"));
+
+    const fs::path fresh = m_dir / ".cache";
+    ::setenv("XDG_CACHE_HOME", fresh.c_str(), 1);
+    db_cache::store(m_inputs, m_db);
+    EXPECT_TRUE(fs::exists(db_cache::file_for(m_inputs)));
+    EXPECT_EQ(fs::status(fresh).permissions() & fs::perms::all, fs::perms::owner_all);
+    const rmcp::hyperscan::Database loaded = db_cache::load(m_inputs);
+    ASSERT_NE(loaded, nullptr);
 }

@@ -35,3 +35,19 @@ TEST(PatchPatch, MalformedPatchNamesTheLine) {
 
 }  // namespace
 }  // namespace rmcp::patch
+
+// takes_effect: at-once by default, re-login for an advisory whose result a running login does
+// not see (docs/patches.md, "From finding to fixed"); anything else names its line.
+TEST(PatchPatch, TakesEffectIsAtOnceOrRelogin) {
+    const std::string head = "id = \"advise-x\"\ntitle = \"t\"\nwhy = \"w\"\ncost = \"c\"\nevidence = \"reported\"\n";
+    const std::string op = "[[operation]]\nkind = \"advisory\"\ncommand = \"true\"\n";
+    auto plain = rmcp::patch::parse_patch(head + op, "p.toml");
+    ASSERT_TRUE(plain) << plain.error().message();
+    EXPECT_EQ(plain->takes_effect, rmcp::patch::TakesEffect::at_once);
+    auto relogin = rmcp::patch::parse_patch(head + "takes_effect = \"re-login\"\n" + op, "p.toml");
+    ASSERT_TRUE(relogin) << relogin.error().message();
+    EXPECT_EQ(relogin->takes_effect, rmcp::patch::TakesEffect::relogin);
+    auto bad = rmcp::patch::parse_patch(head + "takes_effect = \"reboot\"\n" + op, "p.toml");
+    ASSERT_FALSE(bad.ok());
+    EXPECT_EQ(bad.error().path, "p.toml:6");
+}

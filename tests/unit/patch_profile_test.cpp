@@ -79,9 +79,48 @@ TEST(PatchProfile, EnvFileRoundTripsAnyValue) {
     auto back = parse_user_env(render_env_file(env), "f");
     ASSERT_TRUE(back.ok());
     EXPECT_EQ(*back, env);
-    auto bad = parse_user_env("# c\nexport A='1'\nA=2\n", "f");
+    auto bad = parse_user_env("# c\nexport A='1'\nA=$(id)\n", "f");
     ASSERT_FALSE(bad.ok());
     EXPECT_EQ(bad.error().path, "f:3");
+}
+
+// Hand-edited lines in ordinary sh syntax mean what sh makes of them; rmcp's own write of
+// the result is canonical and reads back the same (docs/patches.md, "profile.env").
+TEST(PatchProfile, EnvFileReadsHandEditedShSyntax) {
+    const std::string text =
+        "# mine\n"
+        "export HSA_OVERRIDE_GFX_VERSION=\"10.3.0\"\n"
+        "PLAIN=abc   # trailing comment\n"
+        "export A=1 B='two words'; C=\"q\\\"\\$x\\\\ \\n\"\n"
+        "D=it\\'s\n"
+        "E='multi\nline'\n"
+        "export F\n"
+        "unset -v G H\n"
+        "MIXED='a'\"b\"c\\ d\n";
+    auto env = parse_user_env(text, "f");
+    ASSERT_TRUE(env.ok()) << env.error().message();
+    EXPECT_EQ(env->set, (std::map<std::string, std::string>{{"A", "1"},
+                                                            {"B", "two words"},
+                                                            {"C", "q\"$x\\ \\n"},
+                                                            {"D", "it's"},
+                                                            {"E", "multi\nline"},
+                                                            {"HSA_OVERRIDE_GFX_VERSION", "10.3.0"},
+                                                            {"MIXED", "abc d"},
+                                                            {"PLAIN", "abc"}}));
+    EXPECT_EQ(env->unset, (std::vector<std::string>{"G", "H"}));
+    auto back = parse_user_env(render_env_file(*env), "g");
+    ASSERT_TRUE(back.ok());
+    EXPECT_EQ(*back, *env);
+    EXPECT_EQ(render_env_file(*back), render_env_file(*env));
+}
+
+TEST(PatchProfile, EnvFileRefusesWhatNeedsAShell) {
+    for (const char* text : {"A=$(id)\n", "A=`id`\n", "export A=\"$HOME/x\"\n", "A=${B}\n", "A=*.so\n",
+                             "A=~/x\n", "source other.env\n", "A=1 | tee\n", "A='open\n", "A=\"open\n"}) {
+        auto env = parse_user_env(std::string("# ok\n") + text, "f");
+        ASSERT_FALSE(env.ok()) << text;
+        EXPECT_EQ(env.error().path, "f:2") << text;
+    }
 }
 
 TEST(PatchProfile, UserEnvFileFollowsXdg) {

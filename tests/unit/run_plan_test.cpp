@@ -109,14 +109,23 @@ TEST(RunPlan, UserEnvUnsetsReachTheChild) {
     EXPECT_EQ(env_value(final_env, "PATH"), std::optional<std::string>("/bin"));
 }
 
-TEST(RunPlan, AutoTakesTheOverrideRungOnlyWhereItApplies) {
+// `auto` is decided once (patch::choose_auto); the plan starts from the environment it
+// resolved, findings' changes included, and climbs from its rung.
+TEST(RunPlan, AStartEnvironmentIsTheFirstRung) {
     const auto set = shipped();
-    auto bottom = auto_profile(set, {"gfx1030"});
-    ASSERT_TRUE(bottom.ok());
-    EXPECT_EQ(*bottom, set.ladder().front()->name);
-    auto rdna2 = auto_profile(set, {"gfx1031"});
-    ASSERT_TRUE(rdna2.ok());
-    EXPECT_EQ(*rdna2, "isa-override");
+    PlanRequest req;
+    patch::ProfileEnv start;
+    start.name = "isa-override";
+    start.set = {{"HSA_OVERRIDE_GFX_VERSION", "10.3.0"}, {"EXTRA", "from-a-finding"}};
+    req.start_env = start;
+    req.retries = 1;
+    req.gpu_targets = {"gfx1031"};
+    auto plan = make_plan(set, req);
+    ASSERT_TRUE(plan.ok());
+    ASSERT_EQ(plan->size(), 2U);
+    EXPECT_EQ((*plan)[0].profile, "isa-override");
+    EXPECT_EQ(apply_env({}, (*plan)[0].env), (std::vector<std::string>{"EXTRA=from-a-finding", "HSA_OVERRIDE_GFX_VERSION=10.3.0"}));
+    EXPECT_NE((*plan)[1].profile, "isa-override");
 }
 
 TEST(RunPlan, UnknownProfileIsAUsageError) {

@@ -145,8 +145,10 @@ DeviceAccess device_access(Collector& c, const Facts& facts, const std::vector<G
     }
     a.present = true;
     a.mode = Fact<std::uint32_t>::known(st->mode, path);
+    const GroupEntry* owner = nullptr;
     for (const auto& g : groups)
-        if (g.gid == st->gid) a.group = Fact<std::string>::known(g.name, "/etc/group");
+        if (g.gid == st->gid) owner = &g;
+    if (owner) a.group = Fact<std::string>::known(owner->name, "/etc/group");
     if (!a.group) a.group = Fact<std::string>::known(std::to_string(st->gid), path);
     if (facts.user.uid) {
         a.accessible = Fact<bool>::known(may_read_write(facts.user, *st), path);
@@ -154,6 +156,12 @@ DeviceAccess device_access(Collector& c, const Facts& facts, const std::vector<G
                             std::find(facts.user.groups.begin(), facts.user.groups.end(), st->gid) !=
                                 facts.user.groups.end();
         a.user_in_group = Fact<bool>::known(member, "/proc/self/status");
+    }
+    if (owner && facts.user.name) {
+        const bool listed = (facts.user.gid && *facts.user.gid == st->gid) ||
+                            std::find(owner->members.begin(), owner->members.end(), *facts.user.name) !=
+                                owner->members.end();
+        a.user_listed_in_group = Fact<bool>::known(listed, "/etc/group");
     }
     return a;
 }

@@ -62,10 +62,7 @@ std::string inputs_blob(const std::vector<const char*>& expressions, const std::
 
 std::filesystem::path directory() {
     if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg == '/') return std::filesystem::path(xdg) / "rmcp";
-    // Only inside a home that exists: system users' HOME is often /nonexistent, and a cache
-    // must not create it (as root it could).
-    std::error_code ec;
-    if (const char* home = std::getenv("HOME"); home && *home == '/' && std::filesystem::is_directory(home, ec))
+    if (const char* home = std::getenv("HOME"); home && *home == '/')
         return std::filesystem::path(home) / ".cache" / "rmcp";
     return {};
 }
@@ -125,9 +122,16 @@ void store(std::string_view inputs, const hs_database_t* db) {
     out.append(inputs);
     out.append(db_bytes);
     std::free(bytes);  // hs_serialize_database allocates with the misc allocator (malloc by default)
+    // The cache directory and its base ($XDG_CACHE_HOME, or ~/.cache) are created (0700, as
+    // the XDG base-directory spec asks) only inside a directory that exists: a HOME or
+    // XDG_CACHE_HOME that names nothing (HOME=/nonexistent for a system user) gets no cache
+    // rather than a new directory tree at that path.
+    const auto dir = path.parent_path();
+    const auto base = dir.parent_path();
     std::error_code ec;
-    std::filesystem::create_directories(path.parent_path(), ec);
-    if (ec) return;
+    if (!std::filesystem::is_directory(base.parent_path(), ec)) return;
+    for (const auto& d : {base, dir})
+        if (::mkdir(d.c_str(), 0700) != 0 && errno != EEXIST) return;
     static_cast<void>(write_file_atomic(path.string(), out, 0600));
 }
 

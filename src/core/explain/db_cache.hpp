@@ -28,7 +28,8 @@ inline constexpr double k_store_after_s = 0.03;
 // What a database is compiled from, serialized: the cache key and the check on load.
 std::string inputs_blob(const std::vector<const char*>& expressions, const std::vector<unsigned>& flags,
                         const std::vector<unsigned>& ids, unsigned mode);
-// $XDG_CACHE_HOME/rmcp, else $HOME/.cache/rmcp when $HOME is a directory; else empty.
+// $XDG_CACHE_HOME/rmcp, else $HOME/.cache/rmcp; empty when neither is set. store() creates it
+// (0700) only when the directory above its base exists.
 std::filesystem::path directory();
 // The cache file for `inputs` (in directory()).
 std::filesystem::path file_for(std::string_view inputs);

@@ -85,7 +85,11 @@ struct DeviceAccess {
     Fact<std::string> group;               // owning group name
     Fact<std::uint32_t> mode;
     Fact<bool> accessible;                 // read+write for this user
-    Fact<bool> user_in_group;
+    Fact<bool> user_in_group;              // this process has the owning group (/proc/self/status)
+    // /etc/group lists the user in the owning group (or it is the user's primary group there):
+    // true while user_in_group is false means the user joined after this login began, and a
+    // new login gives access (docs/patches.md, "From finding to fixed").
+    Fact<bool> user_listed_in_group;
 };
 
 struct RocmInstall {

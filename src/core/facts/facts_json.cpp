@@ -25,6 +25,7 @@ json access_json(const DeviceAccess& a) {
         {"group", value(a.group)},
         {"accessible", value(a.accessible)},
         {"user_in_group", value(a.user_in_group)},
+        {"user_listed_in_group", value(a.user_listed_in_group)},
     };
 }
 

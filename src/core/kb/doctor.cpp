@@ -26,8 +26,19 @@ DoctorReport run_doctor(const KnowledgeBase& kb, const nlohmann::json& facts) {
 }
 
 bool has_findings_at_or_above(const DoctorReport& report, Severity threshold) {
-    return std::any_of(report.findings.begin(), report.findings.end(),
-                       [&](const Finding& f) { return f.entry->severity >= threshold; });
+    return std::any_of(report.findings.begin(), report.findings.end(), [&](const Finding& f) {
+        return f.status == FindingStatus::open && f.entry->severity >= threshold;
+    });
+}
+
+std::string_view finding_status_name(FindingStatus s) {
+    switch (s) {
+    case FindingStatus::open: return "open";
+    case FindingStatus::fixed_by_profile: return "fixed-by-profile";
+    case FindingStatus::fixed: return "fixed";
+    case FindingStatus::pending: return "pending";
+    }
+    return "open";
 }
 
 }  // namespace rmcp::kb

@@ -19,7 +19,8 @@ struct DoctorReport {
 
 DoctorReport run_doctor(const KnowledgeBase& kb, const nlohmann::json& facts);
 
-// True when some finding is at or above the threshold (the exit-1 rule of --fail-on).
+// True when some open finding is at or above the threshold (the exit-1 rule of --fail-on):
+// a finding that rmcp's own profile.env or an applied patch already answers does not count.
 bool has_findings_at_or_above(const DoctorReport& report, Severity threshold);
 
 }  // namespace rmcp::kb

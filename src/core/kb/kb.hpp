@@ -86,11 +86,26 @@ struct Evidence {
     std::string test;
 };
 
+// Where a finding stands once the state rmcp put the machine in is taken into account
+// (patch/doctor_fix.hpp decides it; the evaluator leaves every finding open):
+//   open              it holds in the environment a training run would get
+//   fixed_by_profile  it holds in the process environment, not with profile.env (or the
+//                     profile asked for) applied, as `rmcp run` and `rmcp env` apply them
+//   fixed             one of its fixes is applied and in place; facts cannot show the effect
+//   pending           its applied fix takes effect after a reboot or a new login
+enum class FindingStatus { open, fixed_by_profile, fixed, pending };
+std::string_view finding_status_name(FindingStatus s);
+
 struct Finding {
     const Entry* entry = nullptr;           // owned by the KnowledgeBase
     std::optional<std::size_t> gpu_index;   // gpu scope: index into facts.gpus
     std::optional<unsigned> gpu_node;       // gpu scope: its KFD node, when it has one
     std::vector<Evidence> evidence;
+    FindingStatus status = FindingStatus::open;
+    std::string fixed_by;       // transaction id, when a journal names the fix
+    std::string status_detail;  // in words: "by profile.env", "needs reboot", ...
+    std::string next_command;   // the exact command (or advisory text) to run next; may be empty
+    std::string chosen_fix;     // the first of the entry's fixes that plans on this machine
 };
 
 // Pure: the findings of one entry on a facts document (`detect --format json`).

@@ -312,7 +312,12 @@ std::vector<Finding> evaluate(const nlohmann::json& facts, const Entry& entry) {
     if (!entry.applies) return out;
     if (entry.scope == Scope::system) {
         auto r = evaluate_predicate(*entry.applies, facts, std::nullopt);
-        if (r.holds) out.push_back(Finding{&entry, std::nullopt, std::nullopt, std::move(r.evidence)});
+        if (r.holds) {
+            Finding f;
+            f.entry = &entry;
+            f.evidence = std::move(r.evidence);
+            out.push_back(std::move(f));
+        }
         return out;
     }
     const auto gpus = facts.find("gpus");
@@ -320,7 +325,10 @@ std::vector<Finding> evaluate(const nlohmann::json& facts, const Entry& entry) {
     for (std::size_t i = 0; i < gpus->size(); ++i) {
         auto r = evaluate_predicate(*entry.applies, facts, i);
         if (!r.holds) continue;
-        Finding f{&entry, i, std::nullopt, std::move(r.evidence)};
+        Finding f;
+        f.entry = &entry;
+        f.gpu_index = i;
+        f.evidence = std::move(r.evidence);
         const auto& g = (*gpus)[i];
         if (g.is_object())
             if (const auto node = g.find("node"); node != g.end() && node->is_number_unsigned())

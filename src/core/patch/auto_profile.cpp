@@ -1,9 +1,14 @@
 #include "patch/auto_profile.hpp"
 
 #include "facts/facts.hpp"
+#include "kb/doctor.hpp"
+#include "kb/kb.hpp"
+#include "patch/patch.hpp"
 #include "util/toml_read.hpp"
 
+#include <algorithm>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 namespace rmcp::patch {
@@ -77,6 +82,88 @@ Result<AutoChoice> choose_auto_profile(const ProfileSet& profiles, const std::fi
     }
     return Error{"choosing a profile with", file, "no rule matched (end the file with a rule without conditions)",
                  ExitCode::usage};
+}
+
+namespace {
+
+// A finding's fixes are alternatives: the first one with an environment operation that this
+// machine can resolve is used. Across findings, a variable that one fix sets is not unset by
+// another.
+void add_findings_env(const kb::KnowledgeBase& kb, const nlohmann::json& doctor_facts, const Facts& facts,
+                      const PatchSet& patches, const ProfileSet& profiles, AutoDecision& d) {
+    PlanContext pc;
+    pc.vars = machine_vars(facts);
+    const nlohmann::json* libraries = nullptr;
+    if (auto it = doctor_facts.find("libraries"); it != doctor_facts.end()) libraries = &*it;
+    auto derived = machine_derived_sets(facts, profiles.find("isa-override"), libraries);
+    pc.derived = std::move(derived.sets);
+    pc.derived_why = std::move(derived.why);
+    std::map<std::string, std::string> set;
+    std::set<std::string> unset;
+    const auto report = kb::run_doctor(kb, doctor_facts);
+    for (const auto& finding : report.findings) {
+        for (const auto& fix : finding.entry->fixes) {
+            const Patch* p = patches.find(fix.patch);
+            if (!p) continue;
+            std::vector<EnvChange> changes;
+            bool resolved = true;
+            for (const auto& op : p->operations) {
+                if (op.kind != OpKind::env) continue;
+                auto change = resolve_env_operation(*p, op, pc);
+                if (!change) {
+                    resolved = false;
+                    break;
+                }
+                changes.push_back(std::move(*change));
+            }
+            if (!resolved) d.verbose.push_back(fmt::format("auto: {} does not apply on this machine", p->id));
+            if (!resolved || changes.empty()) continue;  // try the finding's next fix
+            if (std::find(d.patches.begin(), d.patches.end(), p->id) == d.patches.end()) {
+                d.patches.push_back(p->id);
+                d.notes.push_back(fmt::format("auto: finding {} → patch {}", finding.entry->id, p->id));
+            }
+            for (const auto& c : changes) {
+                for (const auto& k : c.unset) unset.insert(k);
+                for (const auto& [k, v] : c.set) set[k] = v;
+            }
+            break;
+        }
+    }
+    auto& env = d.env;
+    for (const auto& k : unset)
+        if (set.count(k) == 0) {
+            env.set.erase(k);
+            if (std::find(env.unset.begin(), env.unset.end(), k) == env.unset.end()) env.unset.push_back(k);
+        }
+    for (const auto& [k, v] : set) {
+        env.set[k] = v;
+        env.unset.erase(std::remove(env.unset.begin(), env.unset.end(), k), env.unset.end());
+    }
+}
+
+}  // namespace
+
+Result<AutoDecision> choose_auto(const ProfileSet& profiles, const Facts& facts, const nlohmann::json& doctor_facts,
+                                 const AutoSources& sources) {
+    auto choice = choose_auto_profile(profiles, sources.rules_file, facts);
+    if (!choice) return choice.error();
+    AutoDecision d;
+    d.choice = *choice;
+    d.notes.push_back(fmt::format("auto: profile {} ({})", choice->profile, choice->why));
+    auto resolved = profiles.resolve(choice->profile, gpu_targets(facts));
+    if (!resolved) return resolved.error();
+    d.env = std::move(*resolved);
+    if (d.env.hide_gpu) return d;
+    auto patches = load_patches(sources.patch_dir);
+    if (!patches) return patches.error();
+    auto kb = kb::load(sources.kb_dir);
+    if (!kb) {
+        d.notes.push_back(fmt::format("auto: knowledge base not used ({}); the profile comes from the rules alone",
+                                      kb.error().message()));
+        return d;
+    }
+    add_findings_env(*kb, doctor_facts, facts, *patches, profiles, d);
+    return d;
 }
 
 }  // namespace rmcp::patch

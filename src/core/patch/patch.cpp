@@ -166,7 +166,7 @@ Result<Patch> parse_patch(std::string_view text, const std::string& file) {
     auto parsed = toml_read::parse_toml(text, file);
     if (!parsed) return parsed.error();
     const toml::table& t = *parsed;
-    if (auto s = toml_read::check_keys(t, file, {"id", "title", "why", "cost", "evidence", "references", "operation"},
+    if (auto s = toml_read::check_keys(t, file, {"id", "title", "why", "cost", "evidence", "references", "takes_effect", "operation"},
                                     "a patch");
         !s)
         return s.error();
@@ -188,6 +188,13 @@ Result<Patch> parse_patch(std::string_view text, const std::string& file) {
     auto refs = toml_read::opt_string_array(t, "references", file);
     if (!refs) return refs.error();
     p.references = *refs;
+    auto takes_effect = toml_read::opt_string(t, "takes_effect", file);
+    if (!takes_effect) return takes_effect.error();
+    if (*takes_effect) {
+        if (**takes_effect == "re-login") p.takes_effect = TakesEffect::relogin;
+        else if (**takes_effect != "at-once")
+            return data_error(file, line_of(*t.get("takes_effect")), "'takes_effect' must be at-once or re-login");
+    }
     const toml::node* ops = t.get("operation");
     if (!ops || !ops->is_array_of_tables())
         return data_error(file, ops ? line_of(*ops) : 1, "a patch needs at least one [[operation]]");

@@ -59,6 +59,11 @@ struct Operation {
     std::string note;  // why / what to do after (also for the other kinds)
 };
 
+// When what a patch asks for is in effect. A modprobe operation always needs a reboot (module
+// options are read when amdgpu loads); `takes_effect = "re-login"` marks an advisory whose
+// result a running login session does not see (a new group membership).
+enum class TakesEffect { at_once, relogin };
+
 struct Patch {
     std::string id;
     std::string title;
@@ -67,6 +72,7 @@ struct Patch {
     std::string evidence;  // vendor-confirmed | user-confirmed | reported | hypothesis
     std::vector<std::string> references;
     std::vector<Operation> operations;
+    TakesEffect takes_effect = TakesEffect::at_once;
     std::string file;
 
     // Whether `rmcp patch rollback` undoes all of it (advisory steps are the user's to undo).

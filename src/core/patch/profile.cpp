@@ -2,9 +2,11 @@
 
 #include "facts/facts.hpp"
 #include "util/toml_read.hpp"
+#include "root/root.hpp"
 #include "util/strings.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -108,6 +110,11 @@ Result<ProfileSet> load_profiles(const std::filesystem::path& dir) {
             return data_error(path.string(), 1, fmt::format("profile '{}' is also defined in {}", p->name, it->second));
         set.add(std::move(*p));
     }
+    if (auto s = check_extends(set); !s) return s.error();
+    return set;
+}
+
+Status check_extends(const ProfileSet& set) {
     // Every `extends` must name a profile, without loops.
     for (const auto& p : set.all()) {
         std::set<std::string> chain{p.name};
@@ -121,6 +128,43 @@ Result<ProfileSet> load_profiles(const std::filesystem::path& dir) {
             cur = parent;
         }
     }
+    return ok_status();
+}
+
+std::string user_profiles_dir(const std::map<std::string, std::string>& process_env) {
+    const auto env_file = user_env_file_path(process_env);
+    return env_file.substr(0, env_file.rfind('/')) + "/profiles";
+}
+
+Result<ProfileSet> load_profiles_with_user(const std::filesystem::path& shipped_dir, const Root& root,
+                                           const std::map<std::string, std::string>& process_env,
+                                           std::vector<std::string>& notes) {
+    auto set = load_profiles(shipped_dir);
+    if (!set) return set;
+    const std::string dir = user_profiles_dir(process_env);
+    auto names = root.list_dir(dir);
+    if (!names) {
+        if (names.error().os_error == ENOENT || names.error().os_error == ENOTDIR) return set;
+        return names.error();
+    }
+    std::sort(names->begin(), names->end());
+    std::map<std::string, std::string> seen;
+    for (const auto& name : *names) {
+        if (name.size() <= 5 || name.substr(name.size() - 5) != ".toml") continue;
+        const std::string logical = dir + "/" + name;
+        const std::string shown = root.host_path(logical);
+        auto text = root.read_file(logical);
+        if (!text) return text.error();
+        auto p = parse_profile(*text, shown);
+        if (!p) return p.error();
+        if (auto [it, fresh] = seen.emplace(p->name, shown); !fresh)
+            return data_error(shown, 1, fmt::format("profile '{}' is also defined in {}", p->name, it->second));
+        if (set->replace(*p))
+            notes.push_back(fmt::format("profile {}: yours ({}) is used instead of the shipped one", p->name, shown));
+        else
+            set->add(std::move(*p));
+    }
+    if (auto s = check_extends(*set); !s) return s.error();
     return set;
 }
 
@@ -242,55 +286,207 @@ std::string sh_quote(std::string_view v) {
     return out;
 }
 
-// Inverse of sh_quote for the subset render_env_file writes: concatenated '...' and \' pieces.
-std::optional<std::string> sh_unquote(std::string_view w) {
-    std::string out;
-    std::size_t i = 0;
-    while (i < w.size()) {
-        if (w[i] == '\'') {
-            const auto end = w.find('\'', i + 1);
-            if (end == std::string_view::npos) return std::nullopt;
-            out.append(w.substr(i + 1, end - i - 1));
-            i = end + 1;
-        } else if (w[i] == '\\' && i + 1 < w.size() && w[i + 1] == '\'') {
-            out += '\'';
-            i += 2;
-        } else {
-            return std::nullopt;
+// profile.env in the sh syntax people write by hand (POSIX "Shell Command Language",
+// https://pubs.opengroup.org/onlinepubs/9699919799/utilities/V3_chap02.html, 2.2 Quoting
+// and 2.9.1 Simple Commands): `NAME=value`, `export NAME=value ...`, `unset NAME ...`,
+// comments, `;` between commands, single quotes, double quotes with their four escapes,
+// backslash escapes. Anything whose value only a shell could compute (parameter expansion,
+// command substitution, globs, redirections, other commands) is refused: rmcp reads the
+// file without running a shell, and a guessed value would be a silent wrong environment.
+class EnvFileParser {
+public:
+    EnvFileParser(std::string_view text, const std::string& file) : m_text(text), m_file(file) {}
+
+    Result<UserEnv> parse() {
+        UserEnv out;
+        for (;;) {
+            skip_blanks_and_comments();
+            if (m_pos >= m_text.size()) break;
+            const unsigned line = m_line;
+            std::vector<Word> words;
+            while (true) {
+                skip_spaces();
+                if (m_pos >= m_text.size() || at('\n') || at(';')) break;
+                if (at('#')) {  // a comment after a command
+                    while (m_pos < m_text.size() && !at('\n')) ++m_pos;
+                    break;
+                }
+                auto w = word();
+                if (!w) return w.error();
+                words.push_back(std::move(*w));
+            }
+            if (m_pos < m_text.size()) {
+                if (at('\n')) ++m_line;
+                ++m_pos;
+            }
+            if (words.empty()) continue;
+            if (auto s = command(words, line, out); !s) return s.error();
+        }
+        std::sort(out.unset.begin(), out.unset.end());
+        return out;
+    }
+
+private:
+    struct Word {
+        std::string text;
+        bool quoted_any = false;  // some part was quoted or escaped: not a keyword
+        std::size_t eq = std::string::npos;  // the first unquoted '=' in text
+    };
+
+    [[nodiscard]] bool at(char c) const { return m_pos < m_text.size() && m_text[m_pos] == c; }
+
+    Error error(unsigned line, std::string cause) const { return data_error(m_file, line, std::move(cause)); }
+
+    void skip_spaces() {
+        while (m_pos < m_text.size()) {
+            if (at(' ') || at('\t') || at('\r')) {
+                ++m_pos;
+            } else if (at('\\') && m_pos + 1 < m_text.size() && m_text[m_pos + 1] == '\n') {
+                m_pos += 2;  // line continuation
+                ++m_line;
+            } else {
+                break;
+            }
         }
     }
-    return out;
-}
+
+    void skip_blanks_and_comments() {
+        for (;;) {
+            skip_spaces();
+            if (at('\n') || at(';')) {
+                if (at('\n')) ++m_line;
+                ++m_pos;
+            } else if (at('#')) {
+                while (m_pos < m_text.size() && !at('\n')) ++m_pos;
+            } else {
+                return;
+            }
+        }
+    }
+
+    static std::string refusal(char c) {
+        switch (c) {
+        case '$': return "'$' (parameter expansion or command substitution) needs a shell";
+        case '`': return "'`' (command substitution) needs a shell";
+        case '*': case '?': case '[': return fmt::format("'{}' (a pattern) needs a shell", c);
+        case '~': return "'~' (tilde expansion) needs a shell";
+        default: return fmt::format("'{}' needs a shell", c);
+        }
+    }
+
+    Result<Word> word() {
+        Word w;
+        const unsigned line = m_line;
+        while (m_pos < m_text.size()) {
+            const char c = m_text[m_pos];
+            if (c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == ';') break;
+            if (c == '\'') {
+                const auto end = m_text.find('\'', m_pos + 1);
+                if (end == std::string_view::npos) return error(line, "unterminated single quote");
+                const auto piece = m_text.substr(m_pos + 1, end - m_pos - 1);
+                m_line += static_cast<unsigned>(std::count(piece.begin(), piece.end(), '\n'));
+                w.text.append(piece);
+                w.quoted_any = true;
+                m_pos = end + 1;
+            } else if (c == '"') {
+                ++m_pos;
+                w.quoted_any = true;
+                bool closed = false;
+                while (m_pos < m_text.size()) {
+                    const char d = m_text[m_pos];
+                    if (d == '"') {
+                        closed = true;
+                        ++m_pos;
+                        break;
+                    }
+                    if (d == '$' || d == '`') return error(m_line, refusal(d) + " (write the value itself, or single-quote it)");
+                    if (d == '\\' && m_pos + 1 < m_text.size()) {
+                        const char e = m_text[m_pos + 1];
+                        // Inside double quotes a backslash escapes only $ ` " \ and newline (2.2.3).
+                        if (e == '\n') {
+                            ++m_line;
+                            m_pos += 2;
+                            continue;
+                        }
+                        if (e == '$' || e == '`' || e == '"' || e == '\\') {
+                            w.text += e;
+                            m_pos += 2;
+                            continue;
+                        }
+                    }
+                    if (d == '\n') ++m_line;
+                    w.text += d;
+                    ++m_pos;
+                }
+                if (!closed) return error(line, "unterminated double quote");
+            } else if (c == '\\') {
+                if (m_pos + 1 >= m_text.size()) return error(line, "a backslash at the end of the file");
+                if (m_text[m_pos + 1] == '\n') {
+                    ++m_line;
+                } else {
+                    w.text += m_text[m_pos + 1];
+                    w.quoted_any = true;
+                }
+                m_pos += 2;
+            } else if (c == '$' || c == '`' || c == '*' || c == '?' || c == '[' || c == '|' || c == '&' ||
+                       c == '<' || c == '>' || c == '(' || c == ')' || (c == '~' && w.text.empty() && !w.quoted_any) ||
+                       (c == '~' && w.eq != std::string::npos && w.eq + 1 == w.text.size())) {
+                return error(m_line, refusal(c));
+            } else {
+                if (c == '=' && w.eq == std::string::npos && !w.quoted_any) w.eq = w.text.size();
+                w.text += c;
+                ++m_pos;
+            }
+        }
+        return w;
+    }
+
+    static bool keyword(const Word& w, std::string_view k) { return !w.quoted_any && w.text == k; }
+
+    Status assign(const Word& w, unsigned line, UserEnv& out) {
+        const std::string name = w.text.substr(0, w.eq);
+        if (!valid_env_name(name)) return error(line, fmt::format("'{}' is not a variable name", name));
+        out.unset.erase(std::remove(out.unset.begin(), out.unset.end(), name), out.unset.end());
+        out.set[name] = w.text.substr(w.eq + 1);
+        return ok_status();
+    }
+
+    Status command(const std::vector<Word>& words, unsigned line, UserEnv& out) {
+        if (keyword(words.front(), "unset")) {
+            for (std::size_t i = 1; i < words.size(); ++i) {
+                if (keyword(words[i], "-v")) continue;
+                const std::string& name = words[i].text;
+                if (!valid_env_name(name) || words[i].quoted_any)
+                    return error(line, fmt::format("'{}' is not a variable name", name));
+                out.set.erase(name);
+                if (std::find(out.unset.begin(), out.unset.end(), name) == out.unset.end()) out.unset.push_back(name);
+            }
+            return ok_status();
+        }
+        const bool exported = keyword(words.front(), "export");
+        for (std::size_t i = exported ? 1 : 0; i < words.size(); ++i) {
+            const Word& w = words[i];
+            if (w.eq == std::string::npos) {
+                // `export NAME` marks a variable the file does not change; a bare word is a command.
+                if (exported && valid_env_name(w.text) && !w.quoted_any) continue;
+                return error(line, fmt::format("expected NAME=value, export NAME=value or unset NAME, not '{}' "
+                                               "(rmcp reads this file without a shell)",
+                                               w.text));
+            }
+            if (auto s = assign(w, line, out); !s) return s;
+        }
+        return ok_status();
+    }
+
+    std::string_view m_text;
+    const std::string& m_file;
+    std::size_t m_pos = 0;
+    unsigned m_line = 1;
+};
 }  // namespace
 
 Result<UserEnv> parse_user_env(std::string_view text, const std::string& file) {
-    UserEnv out;
-    unsigned line_no = 0;
-    for (const auto raw : split_lines(text)) {
-        ++line_no;
-        const auto line = trim(raw);
-        if (line.empty() || line.front() == '#') continue;
-        constexpr std::string_view k_export = "export ";
-        constexpr std::string_view k_unset = "unset ";
-        if (line.substr(0, k_unset.size()) == k_unset) {
-            const auto name = trim(line.substr(k_unset.size()));
-            if (!valid_env_name(name)) return data_error(file, line_no, fmt::format("'{}' is not a variable name", name));
-            out.set.erase(std::string(name));
-            if (std::find(out.unset.begin(), out.unset.end(), name) == out.unset.end()) out.unset.emplace_back(name);
-            continue;
-        }
-        const auto eq = line.find('=');
-        if (line.substr(0, k_export.size()) != k_export || eq == std::string_view::npos)
-            return data_error(file, line_no, "expected `export NAME='value'` or `unset NAME`");
-        const auto name = trim(line.substr(k_export.size(), eq - k_export.size()));
-        if (!valid_env_name(name)) return data_error(file, line_no, fmt::format("'{}' is not a variable name", name));
-        const auto value = sh_unquote(line.substr(eq + 1));
-        if (!value) return data_error(file, line_no, "the value must be single-quoted as rmcp writes it");
-        out.unset.erase(std::remove(out.unset.begin(), out.unset.end(), name), out.unset.end());
-        out.set[std::string(name)] = *value;
-    }
-    std::sort(out.unset.begin(), out.unset.end());
-    return out;
+    return EnvFileParser(text, file).parse();
 }
 
 Result<std::map<std::string, std::string>> parse_env_file(std::string_view text, const std::string& file) {

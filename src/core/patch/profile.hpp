@@ -21,6 +21,7 @@
 
 namespace rmcp {
 struct Facts;
+class Root;
 }
 
 namespace rmcp::patch {
@@ -73,6 +74,15 @@ public:
 
     [[nodiscard]] const std::vector<Profile>& all() const { return m_profiles; }
     void add(Profile p) { m_profiles.push_back(std::move(p)); }
+    // Replaces the profile of the same name; false (and nothing changed) when there is none.
+    bool replace(const Profile& p) {
+        for (auto& mine : m_profiles)
+            if (mine.name == p.name) {
+                mine = p;
+                return true;
+            }
+        return false;
+    }
 
 private:
     std::vector<Profile> m_profiles;
@@ -83,6 +93,17 @@ private:
 // (ExitCode::usage).
 Result<ProfileSet> load_profiles(const std::filesystem::path& dir);
 Result<Profile> parse_profile(std::string_view text, const std::string& file);
+// Every `extends` names a profile of the set, without loops.
+Status check_extends(const ProfileSet& set);
+
+// The user's own profiles, found by name like the shipped ones (`rmcp probe --save` output,
+// hand-written rungs): $XDG_CONFIG_HOME/rmcp/profiles/*.toml (default ~/.config/rmcp/profiles).
+std::string user_profiles_dir(const std::map<std::string, std::string>& process_env);
+// The shipped ladder plus the user's profiles, read through the Root (so under --root from
+// inside it). A user's profile with a shipped name replaces it, and `notes` says so.
+Result<ProfileSet> load_profiles_with_user(const std::filesystem::path& shipped_dir, const Root& root,
+                                           const std::map<std::string, std::string>& process_env,
+                                           std::vector<std::string>& notes);
 
 // Applies the changes to an environment map (unset first, then set).
 void apply_profile_env(std::map<std::string, std::string>& env, const ProfileEnv& profile);

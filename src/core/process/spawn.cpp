@@ -137,6 +137,16 @@ std::vector<std::string> current_environment() {
     return env;
 }
 
+std::map<std::string, std::string> current_environment_map() {
+    std::map<std::string, std::string> env;
+    for (char** e = environ; e && *e; ++e) {
+        const std::string_view kv(*e);
+        const auto eq = kv.find('=');
+        if (eq != std::string_view::npos) env.emplace(std::string(kv.substr(0, eq)), std::string(kv.substr(eq + 1)));
+    }
+    return env;
+}
+
 std::optional<std::string> env_value(const std::vector<std::string>& env, std::string_view name) {
     for (const auto& entry : env)
         if (entry.size() > name.size() && entry[name.size()] == '=' && entry.compare(0, name.size(), name) == 0)

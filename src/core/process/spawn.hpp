@@ -10,6 +10,7 @@
 
 #include <csignal>
 #include <fcntl.h>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -72,6 +73,8 @@ struct EnvChange {
 // base's order and appends new names at the end.
 std::vector<std::string> apply_env(const std::vector<std::string>& base, const std::vector<EnvChange>& changes);
 std::vector<std::string> current_environment();
+// The same as a map (the form the patch and profile code reads), NAME -> value.
+std::map<std::string, std::string> current_environment_map();
 // The value of name in env, if set.
 std::optional<std::string> env_value(const std::vector<std::string>& env, std::string_view name);
 

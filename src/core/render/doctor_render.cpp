@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include "util/strings.hpp"
+
+#include <algorithm>
 #include <array>
 
 namespace rmcp {
@@ -68,8 +71,11 @@ std::string prom_escape(std::string_view s) {
 std::string render_doctor_text(const kb::DoctorReport& r, const Style& s) {
     std::string out;
     const auto n = count_by_severity(r);
-    out += s.bold(fmt::format("rmcp doctor: {} finding{} ({} critical, {} warning, {} info) from {} checks; {} AMD GPU{}",
-                              r.findings.size(), r.findings.size() == 1 ? "" : "s", n[2], n[1], n[0],
+    const auto open_count = static_cast<std::size_t>(std::count_if(
+        r.findings.begin(), r.findings.end(), [](const Finding& f) { return f.status == kb::FindingStatus::open; }));
+    out += s.bold(fmt::format("rmcp doctor: {} finding{} ({} critical, {} warning, {} info; {} open) from {} checks; "
+                              "{} AMD GPU{}",
+                              r.findings.size(), r.findings.size() == 1 ? "" : "s", n[2], n[1], n[0], open_count,
                               r.entries_checked, r.gpus, r.gpus == 1 ? "" : "s")) +
            '\n';
     for (const auto& note : r.notes) out += fmt::format("note: {}\n", note);
@@ -93,6 +99,18 @@ std::string render_doctor_text(const kb::DoctorReport& r, const Style& s) {
         }
         out += "  references:\n";
         for (const auto& ref : e.references) out += fmt::format("    {}\n", ref);
+        // Last, so the command to paste is where the eye ends (docs/patches.md, "From finding to fixed").
+        if (f.status == kb::FindingStatus::open)
+            out += "  status: " + s.bold("open") + '\n';
+        else
+            out += "  status: " + s.green(f.status_detail.empty() ? std::string(kb::finding_status_name(f.status))
+                                                                 : f.status_detail) +
+                   '\n';
+        if (!f.next_command.empty()) {
+            const auto lines = split_lines(f.next_command);
+            out += fmt::format("  next: {}\n", lines.empty() ? std::string_view() : lines.front());
+            for (std::size_t i = 1; i < lines.size(); ++i) out += fmt::format("        {}\n", lines[i]);
+        }
     }
     if (r.findings.empty()) out += s.green("no known problem applies to this machine") + '\n';
     return out;
@@ -121,6 +139,10 @@ nlohmann::json doctor_to_json(const kb::DoctorReport& r) {
             {"evidence", evidence},
             {"fixes", fixes},
             {"references", e.references},
+            {"status", kb::finding_status_name(f.status)},
+            {"status_detail", f.status_detail.empty() ? json(nullptr) : json(f.status_detail)},
+            {"fixed_by", f.fixed_by.empty() ? json(nullptr) : json(f.fixed_by)},
+            {"next_command", f.next_command.empty() ? json(nullptr) : json(f.next_command)},
         });
     }
     return json{
@@ -128,7 +150,11 @@ nlohmann::json doctor_to_json(const kb::DoctorReport& r) {
         {"entries_checked", r.entries_checked},
         {"gpus", r.gpus},
         {"notes", r.notes},
-        {"summary", {{"critical", n[2]}, {"warning", n[1]}, {"info", n[0]}}},
+        {"summary", {{"critical", n[2]},
+                     {"warning", n[1]},
+                     {"info", n[0]},
+                     {"open", std::count_if(r.findings.begin(), r.findings.end(),
+                                            [](const Finding& f) { return f.status == kb::FindingStatus::open; })}}},
         {"findings", findings},
     };
 }

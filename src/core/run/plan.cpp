@@ -30,23 +30,8 @@ Rung rung_from(const patch::ProfileEnv& profile, const patch::UserEnv& user_env)
     return rung;
 }
 
-Result<std::string> auto_profile(const patch::ProfileSet& set, const std::vector<std::string>& gpu_targets) {
-    const auto ladder = set.ladder();
-    if (ladder.empty()) return plan_error("auto", "no profiles are defined");
-    const patch::Profile* bottom = ladder.front();
-    const patch::Profile* above = set.next_stricter(bottom->name, gpu_targets);
-    if (above && !above->gfx_override.empty() && patch::ProfileSet::override_applies(*above, gpu_targets))
-        return above->name;
-    return bottom->name;
-}
-
 Result<std::vector<Rung>> make_plan(const patch::ProfileSet& set, const PlanRequest& request) {
-    std::string start = request.start;
-    if (start == "auto") {
-        auto chosen = auto_profile(set, request.gpu_targets);
-        if (!chosen) return chosen.error();
-        start = *chosen;
-    }
+    const std::string start = request.start_env ? request.start_env->name : request.start;
     if (!set.find(start)) {
         std::string names;
         for (const auto* p : set.ladder()) names += (names.empty() ? "" : ", ") + p->name;
@@ -71,6 +56,10 @@ Result<std::vector<Rung>> make_plan(const patch::ProfileSet& set, const PlanRequ
     }
     std::vector<Rung> plan;
     for (const auto& name : climb) {
+        if (request.start_env && plan.empty()) {
+            plan.push_back(rung_from(*request.start_env, request.user_env));
+            continue;
+        }
         auto env = set.resolve(name, request.gpu_targets);
         if (!env) return env.error();
         plan.push_back(rung_from(*env, request.user_env));

@@ -6,6 +6,7 @@
 #include "run/supervisor.hpp"
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,17 +15,15 @@ namespace rmcp::run {
 enum class Fallback { none, cpu };
 
 struct PlanRequest {
-    std::string start;                          // a profile name, or "auto"
+    std::string start;                          // a profile name ("auto" is decided by patch::choose_auto)
+    // The first rung's environment when the caller resolved it (auto: the rung plus the
+    // findings' fixes); its name is the rung the retries climb from.
+    std::optional<patch::ProfileEnv> start_env;
     unsigned retries = 0;
     Fallback fallback = Fallback::none;
     std::vector<std::string> gpu_targets;       // physical gfx targets (patch::gpu_targets)
     patch::UserEnv user_env;                    // the user's profile.env, applied first
 };
-
-// The rung "auto" starts from: the bottom of the ladder, or the rung above it when that
-// one is an ISA-family override that applies to every GPU here. The override is the
-// machine-specific fix; every rung above it costs speed and has to be earned by a failure.
-Result<std::string> auto_profile(const patch::ProfileSet& set, const std::vector<std::string>& gpu_targets);
 
 // attempt 1 under `start`, each retry one rung stricter (rungs that change nothing here are
 // skipped; the GPU-hiding rung only with Fallback::cpu), never more than retries+1 attempts.
