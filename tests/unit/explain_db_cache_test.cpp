@@ -69,10 +69,9 @@ TEST_F(DbCache, StoresAndLoadsTheSameDatabase) {
     ASSERT_TRUE(fs::exists(file));
     EXPECT_EQ(file.parent_path(), m_dir / "rmcp");
     EXPECT_EQ(fs::status(file).permissions() & fs::perms::all, fs::perms::owner_read | fs::perms::owner_write);
-    hs_database_t* loaded = db_cache::load(m_inputs);
+    const rmcp::hyperscan::Database loaded = db_cache::load(m_inputs);
     ASSERT_NE(loaded, nullptr);
-    EXPECT_EQ(scan(loaded, "HIP error: invalid device function\n"), (std::vector<unsigned>{1}));
-    hs_free_database(loaded);
+    EXPECT_EQ(scan(loaded.get(), "HIP error: invalid device function\n"), (std::vector<unsigned>{1}));
 }
 
 TEST_F(DbCache, OtherInputsGetAnotherFileAndNeverThisDatabase) {
@@ -113,14 +112,10 @@ TEST_F(DbCache, DamagedOrForeignFilesAreIgnored) {
     fs::permissions(file, fs::perms::group_write, fs::perm_options::add);  // someone else could have written it
     EXPECT_EQ(db_cache::load(m_inputs), nullptr);
     rewrite(bytes);
-    hs_database_t* ok = db_cache::load(m_inputs);
+    const rmcp::hyperscan::Database ok = db_cache::load(m_inputs);
     EXPECT_NE(ok, nullptr);
-    if (ok) hs_free_database(ok);
 }
 
-// A HOME or XDG_CACHE_HOME that names nothing gets no cache, never a new directory tree there
-// (HOME=/nonexistent is common for system users); the base itself is created, 0700, when its
-// parent exists.
 TEST_F(DbCache, CreatesTheBaseOnlyInsideADirectoryThatExists) {
     const fs::path missing = m_dir / "no-such-home" / ".cache";
     ::setenv("XDG_CACHE_HOME", missing.c_str(), 1);
@@ -132,7 +127,6 @@ TEST_F(DbCache, CreatesTheBaseOnlyInsideADirectoryThatExists) {
     db_cache::store(m_inputs, m_db);
     EXPECT_TRUE(fs::exists(db_cache::file_for(m_inputs)));
     EXPECT_EQ(fs::status(fresh).permissions() & fs::perms::all, fs::perms::owner_all);
-    hs_database_t* loaded = db_cache::load(m_inputs);
+    const rmcp::hyperscan::Database loaded = db_cache::load(m_inputs);
     ASSERT_NE(loaded, nullptr);
-    hs_free_database(loaded);
 }

@@ -1,12 +1,9 @@
 #include "explain/matcher.hpp"
 
 #include <gtest/gtest.h>
-#include <zlib.h>
 
 #include <algorithm>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <span>
 #include <string>
 #include <vector>
@@ -272,72 +269,6 @@ TEST(ExplainMatcher, EmptySetCountsLines) {
     EXPECT_TRUE(scan(set, "a\nb\nc", 0, {}, &lines).empty());
     EXPECT_EQ(lines, 3U);
 }
-
-class ExplainMatcherFiles : public ::testing::Test {
-protected:
-    void SetUp() override {
-        m_dir = std::filesystem::temp_directory_path() /
-                ("rmcp-matcher-" + std::to_string(::getpid()) + "-" +
-                 ::testing::UnitTest::GetInstance()->current_test_info()->name());
-        std::filesystem::create_directories(m_dir);
-    }
-    void TearDown() override { std::filesystem::remove_all(m_dir); }
-    std::filesystem::path m_dir;
-};
-
-TEST_F(ExplainMatcherFiles, GzipFilesAreInflatedTransparentlyIncludingConcatenatedMembers) {
-    const auto path = (m_dir / "train.log.gz").string();
-    for (int member = 0; member < 2; ++member) {
-        gzFile gz = gzopen(path.c_str(), member == 0 ? "wb" : "ab");
-        ASSERT_NE(gz, nullptr);
-        std::string text;
-        for (int i = 0; i < 20000; ++i) text += "step " + std::to_string(i) + " loss 0.5\n";
-        if (member == 1) text += "RuntimeError: HIP error: invalid device function\n";
-        gzwrite(gz, text.data(), static_cast<unsigned>(text.size()));
-        gzclose(gz);
-    }
-    auto set = compile({entry("nodev", {sig("HIP error: invalid device function")})});
-    std::vector<Match> out;
-    LogScanner scanner(set, [&](const Match& m) { out.push_back(m); });
-    ASSERT_TRUE(scan_path(path, scanner).ok());
-    ASSERT_EQ(out.size(), 1U);
-    EXPECT_EQ(out[0].line, 40001U);
-    EXPECT_EQ(scanner.lines(), 40001U);
-}
-
-TEST_F(ExplainMatcherFiles, CorruptOrTruncatedGzipIsBadInput) {
-    const auto path = (m_dir / "broken.gz").string();
-    gzFile gz = gzopen(path.c_str(), "wb");
-    std::string text(100000, 'a');
-    gzwrite(gz, text.data(), static_cast<unsigned>(text.size()));
-    gzclose(gz);
-    std::filesystem::resize_file(path, std::filesystem::file_size(path) / 2);
-    auto set = compile({entry("x", {sig("zzz")})});
-    LogScanner scanner(set, nullptr);
-    const auto status = scan_path(path, scanner);
-    ASSERT_FALSE(status.ok());
-    EXPECT_EQ(status.error().code, ExitCode::usage);
-    EXPECT_EQ(status.error().doing, "reading");
-    EXPECT_EQ(status.error().path, path);
-
-    std::ofstream(m_dir / "garbage.gz") << "\x1f\x8bthis is not deflate data at all";
-    LogScanner scanner2(set, nullptr);
-    EXPECT_FALSE(scan_path((m_dir / "garbage.gz").string(), scanner2).ok());
-}
-
-TEST_F(ExplainMatcherFiles, MissingFileAndDirectoryAreBadInput) {
-    auto set = compile({entry("x", {sig("zzz")})});
-    LogScanner a(set, nullptr);
-    auto status = scan_path((m_dir / "nope.log").string(), a);
-    ASSERT_FALSE(status.ok());
-    EXPECT_EQ(status.error().message(), "reading " + (m_dir / "nope.log").string() + ": No such file or directory");
-    EXPECT_EQ(status.error().code, ExitCode::usage);
-    LogScanner b(set, nullptr);
-    status = scan_path(m_dir.string(), b);
-    ASSERT_FALSE(status.ok());
-    EXPECT_EQ(status.error().cause, "Is a directory");
-}
-
 
 // Line probes (report facts) ride in the signatures' database: whole lines plus the lines
 // after them, in stream order, whatever the chunk boundaries.

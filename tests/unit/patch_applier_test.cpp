@@ -1,83 +1,212 @@
-// The journal reader (docs/patches.md, "Journal"): every field of journal.json is checked,
-// because a journal is data from a place anyone with the user's rights can write.
+// The applier against a copy of a fixture root: real patches planned and applied, steps
+// already in effect skipped, rollback restoring content, mode and absence byte for byte,
+// and targets outside the allowlist refused (docs/patches.md).
 #include "patch/applier.hpp"
 
+#include "patch/patch.hpp"
+
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <optional>
+#include <fstream>
+#include <sstream>
+#include <sys/stat.h>
 
 using namespace rmcp;
-using nlohmann::json;
+namespace fs = std::filesystem;
 
 namespace {
-const char* k_dir = "20260101T000000.123456789";
 
-json valid() {
-    return json{{"schema_version", 1},
-                {"id", k_dir},
-                {"state", "applied"},
-                {"failed", false},
-                {"system", false},
-                {"created", "2026-01-01T00:00:00Z"},
-                {"patches", {"env-miopen-no-gemm"}},
-                {"created_dirs", {"/home/u/.config/rmcp"}},
-                {"targets",
-                 {{{"path", "/home/u/.config/rmcp/profile.env"}, {"existed", true}, {"mode", 0600}, {"backup", "0.orig"}},
-                  {{"path", "/etc/modprobe.d/rmcp-cwsr.conf"}, {"existed", false}, {"mode", 0}, {"backup", ""}}}}};
-}
-}  // namespace
+const std::string k_home = "/home/tester";
+const std::string k_env_file = k_home + "/.config/rmcp/profile.env";
+const std::string k_modprobe = "/etc/modprobe.d/rmcp-cwsr.conf";
 
-TEST(Journal, AValidJournalReadsBack) {
-    auto t = patch::parse_journal(valid().dump(), k_dir);
-    ASSERT_TRUE(t.ok()) << t.error().message();
-    EXPECT_EQ(t->id, k_dir);
-    EXPECT_EQ(t->targets.size(), 2U);
-    EXPECT_EQ(t->targets[0].mode, 0600U);
-    EXPECT_EQ(t->created_dirs, (std::vector<std::string>{"/home/u/.config/rmcp"}));
+std::string read_text(const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    std::ostringstream out;
+    out << in.rdbuf();
+    return out.str();
 }
 
-struct Tamper {
-    const char* name;
-    void (*edit)(json&);
-    const char* cause;
+void write_text(const fs::path& p, const std::string& text, fs::perms mode) {
+    fs::create_directories(p.parent_path());
+    std::ofstream(p, std::ios::binary) << text;
+    fs::permissions(p, mode);
+}
+
+fs::perms mode_of(const fs::path& p) { return fs::status(p).permissions() & fs::perms::all; }
+
+class Applier : public ::testing::Test {
+protected:
+    void SetUp() override {
+        char tmpl[] = "/tmp/rmcp-applier-XXXXXX";
+        ASSERT_NE(::mkdtemp(tmpl), nullptr);
+        m_tmp = tmpl;
+        m_dir = m_tmp / "root";
+        // The fixture is never written: the test works on a copy.
+        fs::copy(fs::path(RMCP_SOURCE_DIR) / "tests/fixtures/rx6600-gfx1032", m_dir,
+                 fs::copy_options::recursive | fs::copy_options::copy_symlinks);
+        fs::create_directories(m_dir / "home/tester");
+        auto root = Root::open(m_dir);
+        ASSERT_TRUE(root.ok()) << root.error().message();
+        m_root.emplace(std::move(*root));
+        auto set = patch::load_patches(fs::path(RMCP_SOURCE_DIR) / "patches");
+        ASSERT_TRUE(set.ok()) << set.error().message();
+        m_set = std::move(*set);
+        m_ctx.env = {{"HOME", k_home}, {"XDG_STATE_HOME", "/state"}};
+        m_options.env = m_ctx.env;
+        m_options.euid = 0;  // the modprobe target is a system file
+    }
+    void TearDown() override { fs::remove_all(m_tmp); }
+
+    patch::Plan plan(const std::vector<std::string>& ids) {
+        auto p = patch::make_plan(*m_root, m_set, ids, m_ctx);
+        EXPECT_TRUE(p.ok()) << p.error().message();
+        return p.ok() ? std::move(*p) : patch::Plan{};
+    }
+    fs::path host(const std::string& logical) const { return m_dir / logical.substr(1); }
+
+    fs::path m_tmp, m_dir;
+    std::optional<Root> m_root;
+    patch::PatchSet m_set;
+    patch::PlanContext m_ctx;
+    patch::ApplyOptions m_options;
 };
 
-class JournalTampering : public ::testing::TestWithParam<Tamper> {};
+TEST_F(Applier, AppliesThenRollsBackContentModeAndAbsence) {
+    const std::string mine = "# mine\nexport FOO='1'\n";
+    write_text(host(k_env_file), mine, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read);
+    ASSERT_FALSE(fs::exists(host(k_modprobe)));
+    const bool modprobe_dir_existed = fs::exists(host("/etc/modprobe.d"));
 
-TEST_P(JournalTampering, IsRejectedWithAReason) {
-    json j = valid();
-    GetParam().edit(j);
-    auto t = patch::parse_journal(j.dump(), k_dir);
-    ASSERT_FALSE(t.ok());
-    EXPECT_NE(t.error().cause.find(GetParam().cause), std::string::npos) << t.error().cause;
+    const auto p = plan({"env-miopen-no-gemm", "modprobe-cwsr-disable"});
+    ASSERT_EQ(p.writes(), 2U);
+    auto applied = patch::apply_plan(*m_root, p, m_options);
+    ASSERT_TRUE(applied.ok()) << applied.error().message();
+    EXPECT_FALSE(applied->txn_id.empty());
+    EXPECT_EQ(applied->written, (std::vector<std::string>{k_env_file, k_modprobe}));
+    EXPECT_TRUE(applied->skipped.empty());
+
+    const std::string env_text = read_text(host(k_env_file));
+    EXPECT_NE(env_text.find("export FOO="), std::string::npos) << env_text;  // what was set stays set
+    EXPECT_NE(env_text.find("export MIOPEN_DEBUG_CONV_GEMM='0'"), std::string::npos) << env_text;
+    EXPECT_NE(read_text(host(k_modprobe)).find("cwsr_enable=0"), std::string::npos);
+
+    auto listed = patch::list_transactions(*m_root, m_options.env);
+    ASSERT_TRUE(listed.ok());
+    ASSERT_EQ(listed->size(), 1U);
+    EXPECT_EQ(listed->front().id, applied->txn_id);
+    EXPECT_EQ(listed->front().state, patch::TxnState::applied);
+    EXPECT_TRUE(listed->front().system);
+
+    auto rolled = patch::rollback(*m_root, std::nullopt, m_options);
+    ASSERT_TRUE(rolled.ok()) << rolled.error().message();
+    ASSERT_TRUE(rolled->has_value());
+    EXPECT_EQ((*rolled)->id, applied->txn_id);
+    EXPECT_EQ(read_text(host(k_env_file)), mine);
+    EXPECT_EQ(mode_of(host(k_env_file)), fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read);
+    EXPECT_FALSE(fs::exists(host(k_modprobe)));
+    EXPECT_EQ(fs::exists(host("/etc/modprobe.d")), modprobe_dir_existed);  // a directory it created goes too
+
+    auto after = patch::list_transactions(*m_root, m_options.env);
+    ASSERT_TRUE(after.ok());
+    ASSERT_EQ(after->size(), 1U);
+    EXPECT_EQ(after->front().state, patch::TxnState::rolled_back);
+    // Nothing left to roll back.
+    auto again = patch::rollback(*m_root, std::nullopt, m_options);
+    ASSERT_TRUE(again.ok());
+    EXPECT_FALSE(again->has_value());
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Journal, JournalTampering,
-    ::testing::Values(
-        Tamper{"backup_escapes", [](json& j) { j["targets"][0]["backup"] = "../../../../etc/shadow"; }, "must be \"0.orig\""},
-        Tamper{"backup_absolute", [](json& j) { j["targets"][0]["backup"] = "/etc/shadow"; }, "must be"},
-        Tamper{"backup_for_a_new_file", [](json& j) { j["targets"][1]["backup"] = "1.orig"; }, "must be empty"},
-        Tamper{"mode_too_big", [](json& j) { j["targets"][0]["mode"] = 0104777; }, "not a permission mode"},
-        Tamper{"mode_negative", [](json& j) { j["targets"][0]["mode"] = -1; }, "wrong type"},
-        Tamper{"mode_float", [](json& j) { j["targets"][0]["mode"] = 4.5; }, "wrong type"},
-        Tamper{"path_relative", [](json& j) { j["targets"][0]["path"] = "home/u/.config/rmcp/profile.env"; }, "normalised"},
-        Tamper{"path_dotdot", [](json& j) { j["targets"][0]["path"] = "/home/u/../../etc/rmcp/profile.env"; }, "normalised"},
-        Tamper{"path_not_ours", [](json& j) { j["targets"][0]["path"] = "/etc/shadow"; }, "not a file rmcp writes"},
-        Tamper{"path_twice", [](json& j) { j["targets"][1] = j["targets"][0]; j["targets"][1]["backup"] = "1.orig"; }, "twice"},
-        Tamper{"extra_field", [](json& j) { j["targets"][0]["owner"] = 0; }, "exactly path"},
-        Tamper{"created_dir_outside", [](json& j) { j["created_dirs"] = {"/../outside/emptydir"}; }, "created directory"},
-        Tamper{"created_dir_unrelated", [](json& j) { j["created_dirs"] = {"/srv"}; }, "above a target"},
-        Tamper{"id_not_dir", [](json& j) { j["id"] = "20260101T000000.000000000"; }, "directory's name"},
-        Tamper{"id_escape", [](json& j) { j["id"] = "../../escape"; }, "not a transaction id"},
-        Tamper{"state_unknown", [](json& j) { j["state"] = "done"; }, "unknown \"state\""},
-        Tamper{"schema", [](json& j) { j["schema_version"] = 2; }, "schema_version"},
-        Tamper{"unknown_top", [](json& j) { j["hook"] = "rm -rf /"; }, "unknown field"},
-        Tamper{"patches_bad", [](json& j) { j["patches"] = {"../x"}; }, "patch id"},
-        Tamper{"targets_not_list", [](json& j) { j["targets"] = "x"; }, "must be a list"}),
-    [](const ::testing::TestParamInfo<Tamper>& info) { return std::string(info.param.name); });
-
-TEST(Journal, NotJsonOrNotAnObject) {
-    EXPECT_EQ(patch::parse_journal("{not json", k_dir).error().cause, "not valid JSON");
-    EXPECT_EQ(patch::parse_journal("[]", k_dir).error().cause, "not a JSON object");
-    EXPECT_EQ(patch::parse_journal("", k_dir).error().cause, "not valid JSON");
+TEST_F(Applier, AnAbsentFileIsAbsentAgainAfterRollback) {
+    ASSERT_FALSE(fs::exists(host(k_env_file)));
+    auto applied = patch::apply_plan(*m_root, plan({"env-miopen-no-gemm"}), m_options);
+    ASSERT_TRUE(applied.ok()) << applied.error().message();
+    ASSERT_TRUE(fs::exists(host(k_env_file)));
+    auto rolled = patch::rollback(*m_root, applied->txn_id, m_options);
+    ASSERT_TRUE(rolled.ok()) << rolled.error().message();
+    EXPECT_FALSE(fs::exists(host(k_env_file)));
+    EXPECT_FALSE(fs::exists(host(k_home + "/.config/rmcp")));
 }
+
+TEST_F(Applier, SkipsWhatIsAlreadyInEffect) {
+    auto first = patch::apply_plan(*m_root, plan({"env-miopen-no-gemm"}), m_options);
+    ASSERT_TRUE(first.ok()) << first.error().message();
+    const std::string written = read_text(host(k_env_file));
+
+    const auto second_plan = plan({"env-miopen-no-gemm"});
+    EXPECT_EQ(second_plan.writes(), 0U);
+    auto second = patch::apply_plan(*m_root, second_plan, m_options);
+    ASSERT_TRUE(second.ok()) << second.error().message();
+    EXPECT_TRUE(second->txn_id.empty());  // no transaction for nothing
+    EXPECT_TRUE(second->written.empty());
+    EXPECT_EQ(second->skipped, (std::vector<std::string>{k_env_file}));
+    EXPECT_EQ(read_text(host(k_env_file)), written);
+    auto listed = patch::list_transactions(*m_root, m_options.env);
+    ASSERT_TRUE(listed.ok());
+    EXPECT_EQ(listed->size(), 1U);
+}
+
+TEST_F(Applier, AFailedStepRollsEverythingBack) {
+    write_text(host(k_env_file), "export KEEP='1'\n", fs::perms::owner_read | fs::perms::owner_write);
+    m_options.fail_step = 2;
+    auto applied = patch::apply_plan(*m_root, plan({"env-miopen-no-gemm", "modprobe-cwsr-disable"}), m_options);
+    ASSERT_FALSE(applied.ok());
+    EXPECT_EQ(applied.error().code, ExitCode::apply_rolled_back);
+    EXPECT_NE(applied.error().cause.find("every change was rolled back"), std::string::npos) << applied.error().cause;
+    EXPECT_EQ(read_text(host(k_env_file)), "export KEEP='1'\n");
+    EXPECT_EQ(mode_of(host(k_env_file)), fs::perms::owner_read | fs::perms::owner_write);
+    EXPECT_FALSE(fs::exists(host(k_modprobe)));
+}
+
+TEST_F(Applier, APlanMadeStaleIsNotApplied) {
+    const auto p = plan({"env-miopen-no-gemm"});
+    write_text(host(k_env_file), "export CHANGED=1\n", fs::perms::owner_read | fs::perms::owner_write);
+    auto applied = patch::apply_plan(*m_root, p, m_options);
+    ASSERT_FALSE(applied.ok());
+    EXPECT_NE(applied.error().cause.find("changed after the plan was made"), std::string::npos);
+    EXPECT_EQ(read_text(host(k_env_file)), "export CHANGED=1\n");
+    auto listed = patch::list_transactions(*m_root, m_options.env);
+    ASSERT_TRUE(listed.ok());
+    EXPECT_TRUE(listed->empty());
+}
+
+TEST_F(Applier, RefusesTargetsOutsideTheAllowlist) {
+    const std::string passwd_before = read_text(host("/etc/passwd"));
+    patch::Plan p;
+    p.patch_ids = {"hand-made"};
+    patch::PlannedStep step;
+    step.target = "/etc/passwd";
+    step.existed = true;
+    step.old_content = passwd_before;
+    step.new_content = "root::0:0::/root:/bin/sh\n";
+    p.steps.push_back(step);
+    auto applied = patch::apply_plan(*m_root, p, m_options);
+    ASSERT_FALSE(applied.ok());
+    EXPECT_EQ(applied.error().code, ExitCode::usage);
+    EXPECT_NE(applied.error().cause.find("outside the allowlist"), std::string::npos) << applied.error().cause;
+    EXPECT_EQ(read_text(host("/etc/passwd")), passwd_before);
+
+    for (const std::string& bad : std::vector<std::string>{"relative/profile.env", k_home + "/.config/rmcp/../../../etc/passwd"}) {
+        auto r = patch::resolve_target(*m_root, bad, m_options.env);
+        ASSERT_FALSE(r.ok()) << bad;
+        EXPECT_EQ(r.error().code, ExitCode::usage) << bad;
+    }
+    // A link inside the allowed place that leads out of it is refused as where it leads.
+    fs::create_directories(host(k_home + "/.config"));
+    fs::create_directory_symlink("../../../etc", host(k_home + "/.config/rmcp"));
+    auto via_link = patch::resolve_target(*m_root, k_env_file, m_options.env);
+    ASSERT_FALSE(via_link.ok());
+    EXPECT_EQ(via_link.error().code, ExitCode::usage);
+}
+
+TEST_F(Applier, SystemTargetsNeedRoot) {
+    m_options.euid = 1000;
+    auto applied = patch::apply_plan(*m_root, plan({"modprobe-cwsr-disable"}), m_options);
+    ASSERT_FALSE(applied.ok());
+    EXPECT_NE(applied.error().cause.find("needs root"), std::string::npos) << applied.error().cause;
+    EXPECT_FALSE(fs::exists(host(k_modprobe)));
+}
+
+}  // namespace

@@ -44,9 +44,9 @@ TEST(ProbeMinimalSubset, FindsExactlyThePlantedCulpritsWithinBudget) {
 // A scripted runner: scenario "bad" crashes unless SWITCH_3=1 and SWITCH_7=1.
 class ScriptedRunner : public ScenarioRunner {
 public:
-    Result<RunResult> run(const Scenario& s, const EnvMap& env) override {
+    Result<ScenarioResult> run(const Scenario& s, const EnvMap& env) override {
         ++runs;
-        RunResult r;
+        ScenarioResult r;
         const bool fixed = env.contains("SWITCH_3") && env.contains("SWITCH_7");
         const bool slow = env.contains("SWITCH_7") && env.at("SWITCH_7") == "1";
         if (s.id == "bad" && !fixed) {
@@ -219,8 +219,8 @@ TEST(ProbeEta, FitsFixedCostPlusWork) {
 // Children take 0.1 s + 1 us per multiply-add: after two of them the ETA is exact.
 class TimedRunner : public ScenarioRunner {
 public:
-    Result<RunResult> run(const Scenario& s, const EnvMap&) override {
-        RunResult r;
+    Result<ScenarioResult> run(const Scenario& s, const EnvMap&) override {
+        ScenarioResult r;
         r.outcome = Outcome::ok;
         r.wall_s = 0.1 + 1e-6 * scenario_work(s);
         return r;

@@ -66,8 +66,8 @@ TEST(ProcessSpawn, AMissingCommandIsEnoent) {
 TEST(ProcessSpawn, PipesKeepStdoutAndStderrApart) {
     auto child = spawn(with_pipes({"sh", "-c", "echo out; echo err >&2; exit 3"}));
     ASSERT_TRUE(child.ok()) << child.error().message();
-    EXPECT_EQ(read_all(child->out_fd), "out\n");
-    EXPECT_EQ(read_all(child->err_fd), "err\n");
+    EXPECT_EQ(read_all(child->out_fd.get()), "out\n");
+    EXPECT_EQ(read_all(child->err_fd.get()), "err\n");
     EXPECT_EQ(wait_exit_code(child->pid), 3);
 }
 
@@ -76,8 +76,8 @@ TEST(ProcessSpawn, TheEnvironmentIsExactlyTheOneGiven) {
     request.env = {"RMCP_TEST_VALUE=from the request"};
     auto child = spawn(request);
     ASSERT_TRUE(child.ok()) << child.error().message();
-    EXPECT_EQ(read_all(child->out_fd), "from the request\nunset\n");
-    ::close(child->err_fd);
+    EXPECT_EQ(read_all(child->out_fd.get()), "from the request\nunset\n");
+    child->err_fd.reset();
     EXPECT_EQ(wait_exit_code(child->pid), 0);
 }
 
@@ -90,8 +90,8 @@ TEST(ProcessSpawn, OwnProcessGroupOrOurs) {
         const pid_t pgid = ::getpgid(child->pid);
         ::kill(child->pid, SIGKILL);
         EXPECT_EQ(wait_exit_code(child->pid), 128 + SIGKILL);
-        ::close(child->out_fd);
-        ::close(child->err_fd);
+        child->out_fd.reset();
+        child->err_fd.reset();
         EXPECT_EQ(pgid, group == ProcessGroup::own ? child->pid : ::getpgrp());
     }
 }
@@ -104,8 +104,8 @@ TEST(ProcessSpawn, MapsDescriptorsAndDevNull) {
     auto child = spawn(request);
     ::close(extra[1]);
     ASSERT_TRUE(child.ok()) << child.error().message();
-    EXPECT_EQ(read_all(child->out_fd), "done\n");  // cat read end of file from /dev/null at once
-    ::close(child->err_fd);
+    EXPECT_EQ(read_all(child->out_fd.get()), "done\n");  // cat read end of file from /dev/null at once
+    child->err_fd.reset();
     EXPECT_EQ(wait_exit_code(child->pid), 0);
     EXPECT_EQ(read_all(extra[0]), "to-three\n");
 }
@@ -122,8 +122,8 @@ TEST(ProcessSpawn, MapsADescriptorOntoItsOwnNumber) {
     auto child = spawn(request);
     ::close(9);
     ASSERT_TRUE(child.ok()) << child.error().message();
-    ::close(child->out_fd);
-    ::close(child->err_fd);
+    child->out_fd.reset();
+    child->err_fd.reset();
     EXPECT_EQ(wait_exit_code(child->pid), 0);
     EXPECT_EQ(read_all(extra[0]), "nine\n");
 }
@@ -134,8 +134,8 @@ TEST(ProcessSpawn, APtyAnswersIsattyAndPassesBytesThrough) {
     auto child = spawn(request);
     ASSERT_TRUE(child.ok()) << child.error().message();
     const int code = wait_exit_code(child->pid);
-    EXPECT_EQ(read_all(child->out_fd), "tty\n");  // no "\r\n": OPOST is off
-    ::close(child->err_fd);
+    EXPECT_EQ(read_all(child->out_fd.get()), "tty\n");  // no "\r\n": OPOST is off
+    child->err_fd.reset();
     EXPECT_EQ(code, 0);
 }
 
@@ -147,8 +147,8 @@ TEST(ProcessSpawn, SignalMaskAndSigpipe) {
     request.signal_mask = mask;
     auto child = spawn(request);
     ASSERT_TRUE(child.ok()) << child.error().message();
-    const auto blocked = status_mask(read_all(child->out_fd));
-    ::close(child->err_fd);
+    const auto blocked = status_mask(read_all(child->out_fd.get()));
+    child->err_fd.reset();
     EXPECT_EQ(wait_exit_code(child->pid), 0);
     EXPECT_EQ(blocked, 1ULL << (SIGUSR1 - 1));
 
@@ -161,8 +161,8 @@ TEST(ProcessSpawn, SignalMaskAndSigpipe) {
         r.reset_sigpipe = reset;
         auto c = spawn(r);
         ASSERT_TRUE(c.ok()) << c.error().message();
-        const auto ignored = status_mask(read_all(c->out_fd));
-        ::close(c->err_fd);
+        const auto ignored = status_mask(read_all(c->out_fd.get()));
+        c->err_fd.reset();
         EXPECT_EQ(wait_exit_code(c->pid), 0);
         EXPECT_EQ((ignored >> (SIGPIPE - 1)) & 1U, reset ? 0U : 1U) << "reset_sigpipe " << reset;
     }

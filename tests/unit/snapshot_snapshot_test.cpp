@@ -1,10 +1,32 @@
-// The snapshot's reductions (docs/security.md, "snapshot"): what of passwd, group and the
+// The snapshot (docs/security.md, "snapshot"): the selection of what detect read, the archive,
+// and the reductions: what of passwd, group and the
 // dpkg status goes into a support bundle, and what counts as a binary.
 #include "snapshot/snapshot.hpp"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <filesystem>
+#include <stdexcept>
+
 using namespace rmcp;
+namespace fs = std::filesystem;
+
+namespace {
+
+Root fixture(const std::string& name) {
+    auto root = Root::open(fs::path(RMCP_SOURCE_DIR) / "tests/fixtures" / name);
+    if (!root.ok()) throw std::runtime_error(root.error().message());
+    return std::move(*root);
+}
+
+const SnapshotEntry* find_entry(const SnapshotSummary& s, std::string_view path) {
+    for (const auto& e : s.entries)
+        if (e.path == path) return &e;
+    return nullptr;
+}
+
+}  // namespace
 
 TEST(SnapshotReduction, PasswdKeepsOnlyTheUsersLine) {
     const std::string passwd = "root:x:0:0:root:/root:/bin/bash\n"
@@ -44,3 +66,70 @@ TEST(SnapshotReduction, BinariesAreElfOrHaveNulBytes) {
     EXPECT_FALSE(looks_binary("ID=debian\nVERSION_ID=12\n"));
     EXPECT_FALSE(looks_binary(std::string(5000, 'x') + std::string(1, '\0')));  // only the first 4 KiB decide
 }
+
+TEST(SnapshotSelection, WhatDetectReadsWithLinksKeptAsLinks) {
+    const Root root = fixture("rx6800xt-gfx1030-rocm61");
+    auto listed = list_snapshot(root);
+    ASSERT_TRUE(listed.ok()) << listed.error().message();
+    const auto& s = *listed;
+    EXPECT_TRUE(std::is_sorted(s.entries.begin(), s.entries.end(),
+                               [](const SnapshotEntry& a, const SnapshotEntry& b) { return a.path < b.path; }));
+    EXPECT_EQ(s.archive_bytes, 0U);  // a listing writes nothing
+    EXPECT_GT(s.files, 0U);
+    EXPECT_GT(s.links, 0U);
+    const auto* rocm = find_entry(s, "/opt/rocm");
+    ASSERT_NE(rocm, nullptr);
+    EXPECT_EQ(rocm->kind, "link");
+    EXPECT_EQ(rocm->size, std::string("/etc/alternatives/rocm").size());
+    const auto* render = find_entry(s, "/sys/class/drm/renderD128");
+    ASSERT_NE(render, nullptr);
+    EXPECT_EQ(render->kind, "link");
+    const auto* old_rocm = find_entry(s, "/opt/rocm-5.7.1");
+    ASSERT_NE(old_rocm, nullptr);
+    EXPECT_EQ(old_rocm->kind, "dir");
+    const auto* os_release = find_entry(s, "/etc/os-release");
+    ASSERT_NE(os_release, nullptr);
+    EXPECT_EQ(os_release->kind, "file");
+    EXPECT_EQ(os_release->size, fs::file_size(fs::path(RMCP_SOURCE_DIR) /
+                                              "tests/fixtures/rx6800xt-gfx1030-rocm61/etc/os-release"));
+}
+
+TEST(SnapshotSelection, RecordsDeviceNodesAndReadErrors) {
+    auto listed = list_snapshot(fixture("container-hidden-gpu"));
+    ASSERT_TRUE(listed.ok()) << listed.error().message();
+    EXPECT_GT(listed->meta_records, 0U);
+    // The environment is reduced, never copied whole.
+    const auto* environ = find_entry(*listed, "/proc/self/environ");
+    ASSERT_NE(environ, nullptr);
+    EXPECT_LT(environ->size, fs::file_size(fs::path(RMCP_SOURCE_DIR) /
+                                           "tests/fixtures/container-hidden-gpu/proc/self/environ"));
+}
+
+TEST(SnapshotWrite, TheArchiveHoldsWhatTheListingNames) {
+    const Root root = fixture("rx6600-gfx1032");
+    char tmpl[] = "/tmp/rmcp-snapshot-XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    const fs::path out = fs::path(tmpl) / "snap.tar.gz";
+    auto written = write_snapshot(root, out);
+    if (!written.ok() && written.error().cause.find("libarchive") != std::string::npos) {
+        fs::remove_all(tmpl);
+        GTEST_SKIP() << written.error().message();
+    }
+    ASSERT_TRUE(written.ok()) << written.error().message();
+    auto listed = list_snapshot(root);
+    ASSERT_TRUE(listed.ok());
+    EXPECT_TRUE(fs::is_regular_file(out));
+    EXPECT_EQ(written->archive_bytes, fs::file_size(out));
+    EXPECT_GT(written->archive_bytes, 0U);
+    EXPECT_EQ(written->files, listed->files);
+    EXPECT_EQ(written->links, listed->links);
+    EXPECT_EQ(written->directories, listed->directories);
+    std::vector<std::string> a, b;
+    for (const auto& e : written->entries) a.push_back(e.path);
+    for (const auto& e : listed->entries) b.push_back(e.path);
+    EXPECT_EQ(a, b);
+    // Nothing but the archive is left next to it (temp file renamed into place).
+    EXPECT_EQ(std::distance(fs::directory_iterator(tmpl), fs::directory_iterator{}), 1);
+    fs::remove_all(tmpl);
+}
+

@@ -44,5 +44,36 @@ TEST(CountByte, MatchesStdCountOnRandomDataAtEveryAlignment) {
     EXPECT_EQ(count_byte(data, '\n'), reference_count(data, '\n'));
 }
 
+TEST(Split, KeepsEmptyPieces) {
+    EXPECT_EQ(split("a,,b", ','), (std::vector<std::string_view>{"a", "", "b"}));
+    EXPECT_EQ(split("", ','), (std::vector<std::string_view>{""}));
+    EXPECT_EQ(split("a,", ','), (std::vector<std::string_view>{"a", ""}));
+    EXPECT_EQ(split(std::string_view("x\0y", 3), '\0'), (std::vector<std::string_view>{"x", "y"}));
+}
+
+TEST(Join, PutsTheSeparatorBetweenEachTwo) {
+    EXPECT_EQ(join(std::vector<std::string>{}, ", "), "");
+    EXPECT_EQ(join(std::vector<std::string>{"a"}, ", "), "a");
+    EXPECT_EQ(join(std::vector<std::string>{"a", "", "c"}, ", "), "a, , c");
+    EXPECT_EQ(join(std::vector<std::string_view>{"usr", "lib"}, "/"), "usr/lib");
+}
+
+TEST(SplitJoin, RoundTrip) {
+    const std::string text = "gfx1030,gfx1100,,gfx90a";
+    EXPECT_EQ(join(split(text, ','), ","), text);
+}
+
+TEST(PathText, DirnameAndBasename) {
+    EXPECT_EQ(dirname("/sys/module/amdgpu"), "/sys/module");
+    EXPECT_EQ(dirname("/etc"), "/");
+    EXPECT_EQ(dirname("/"), "/");
+    EXPECT_EQ(dirname("relative"), ".");
+    EXPECT_EQ(dirname("a/b"), "a");
+    EXPECT_EQ(basename("/sys/module/amdgpu"), "amdgpu");
+    EXPECT_EQ(basename("name"), "name");
+    EXPECT_EQ(basename("/dir/"), "");
+    EXPECT_EQ(basename("../../0000:03:00.0"), "0000:03:00.0");
+}
+
 }  // namespace
 }  // namespace rmcp

@@ -93,8 +93,7 @@ std::vector<std::string> split_on(std::string_view s, char sep) {
 
 std::string basename_of(std::string_view path) {
     while (!path.empty() && path.back() == '/') path.remove_suffix(1);
-    const auto slash = path.rfind('/');
-    return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
+    return std::string(basename(path));
 }
 
 // Python library directories under `prefix/lib`: python3, python3.11, ...
@@ -429,6 +428,51 @@ void fill_target(Gpu& gpu, std::uint64_t version, const std::string& source) {
     }
 }
 
+// The facts a KFD node's properties file gives; a value on a malformed line is unreadable.
+void fill_from_properties(Collector& c, Gpu& gpu, const KfdProperties& props, const std::string& source) {
+    const auto known = [&](const char* key) {
+        if (const auto line = props.bad_line_of(key)) return c.malformed<std::uint64_t>(fmt::format("{}:{}", source, *line));
+        const auto v = props.get(key);
+        return v ? Fact<std::uint64_t>::known(*v, source) : Fact<std::uint64_t>::absent(source);
+    };
+    if (const auto bad = known("gfx_target_version"); bad.state() == FactState::unreadable) {
+        gpu.gfx_target_version = bad;
+        gpu.gfx_target = Fact<std::string>::unreadable(bad.source(), EINVAL);
+    } else {
+        fill_target(gpu, props.get("gfx_target_version").value_or(0), source);
+    }
+    gpu.mec_firmware = known("fw_version");
+    gpu.max_engine_clock_mhz = known("max_engine_clk_fcompute");
+    gpu.drm_render_minor = known("drm_render_minor");
+    if (const auto simd = known("simd_count"), per_cu = known("simd_per_cu"); simd && per_cu && *per_cu)
+        gpu.compute_units = Fact<std::uint64_t>::known(*simd / *per_cu, source);
+    if (const auto vendor = known("vendor_id"), device = known("device_id"); vendor && device)
+        gpu.pci_id = Fact<std::string>::known(fmt::format("{:04x}:{:04x}", *vendor, *device), source);
+}
+
+// PCIe atomics: io_link flags bit 8 = no 64-bit atomics (kfd_topology.c).
+void collect_pcie_atomics(Collector& c, Gpu& gpu, const std::string& links_dir) {
+    if (!c.root().exists(links_dir)) return;
+    bool atomics = true;
+    bool any = false;
+    for (const unsigned link : numeric_entries(c.list(links_dir))) {
+        const auto link_path = fmt::format("{}/{}/properties", links_dir, link);
+        const auto link_text = c.text(link_path);
+        if (!link_text) continue;
+        const auto link_props = parse_kfd_properties(*link_text);
+        if (const auto bad = link_props.bad_line_of("flags")) {
+            c.malformed<std::uint64_t>(fmt::format("{}:{}", link_path, *bad));
+            continue;
+        }
+        any = true;
+        if (const auto flags = link_props.get("flags"); flags && (*flags & 8U)) atomics = false;
+    }
+    if (any) gpu.pcie_atomics = Fact<bool>::known(atomics, links_dir);
+}
+
+std::vector<Gpu> collect_drm_only_gpus(Collector& c, const AmdgpuIds& ids, const std::set<std::uint64_t>& kfd_minors);
+void pair_hidden_nodes(Facts& facts, std::vector<Gpu>& drm_only);
+
 void collect_gpus(Collector& c, Facts& facts, const std::map<std::string, std::string>& env) {
     const auto ids = load_amdgpu_ids(c, facts);
     std::set<std::uint64_t> kfd_minors;
@@ -462,45 +506,9 @@ void collect_gpus(Collector& c, Facts& facts, const std::map<std::string, std::s
         if (gfx_version.value_or(0) == 0 && props.get("simd_count").value_or(0) == 0 &&
             !props.bad_line_of("gfx_target_version") && !props.bad_line_of("simd_count"))
             continue;
-        const auto known = [&](const char* key) {
-            if (const auto line = props.bad_line_of(key)) return c.malformed<std::uint64_t>(fmt::format("{}:{}", source, *line));
-            const auto v = props.get(key);
-            return v ? Fact<std::uint64_t>::known(*v, source) : Fact<std::uint64_t>::absent(source);
-        };
-        if (const auto bad = known("gfx_target_version"); bad.state() == FactState::unreadable) {
-            gpu.gfx_target_version = bad;
-            gpu.gfx_target = Fact<std::string>::unreadable(bad.source(), EINVAL);
-        } else {
-            fill_target(gpu, gfx_version.value_or(0), source);
-        }
-        gpu.mec_firmware = known("fw_version");
-        gpu.max_engine_clock_mhz = known("max_engine_clk_fcompute");
-        gpu.drm_render_minor = known("drm_render_minor");
-        if (const auto simd = known("simd_count"), per_cu = known("simd_per_cu"); simd && per_cu && *per_cu)
-            gpu.compute_units = Fact<std::uint64_t>::known(*simd / *per_cu, source);
+        fill_from_properties(c, gpu, props, source);
         gpu.asic_name = c.line(dir + "/name");
-        if (const auto vendor = known("vendor_id"), device = known("device_id"); vendor && device)
-            gpu.pci_id = Fact<std::string>::known(fmt::format("{:04x}:{:04x}", *vendor, *device), source);
-
-        // PCIe atomics: io_link flags bit 8 = no 64-bit atomics (kfd_topology.c).
-        const auto links_dir = dir + "/io_links";
-        if (c.root().exists(links_dir)) {
-            bool atomics = true;
-            bool any = false;
-            for (const unsigned link : numeric_entries(c.list(links_dir))) {
-                const auto link_path = fmt::format("{}/{}/properties", links_dir, link);
-                const auto link_text = c.text(link_path);
-                if (!link_text) continue;
-                const auto link_props = parse_kfd_properties(*link_text);
-                if (const auto bad = link_props.bad_line_of("flags")) {
-                    c.malformed<std::uint64_t>(fmt::format("{}:{}", link_path, *bad));
-                    continue;
-                }
-                any = true;
-                if (const auto flags = link_props.get("flags"); flags && (*flags & 8U)) atomics = false;
-            }
-            if (any) gpu.pcie_atomics = Fact<bool>::known(atomics, links_dir);
-        }
+        collect_pcie_atomics(c, gpu, dir + "/io_links");
 
         if (gpu.drm_render_minor) {
             kfd_minors.insert(*gpu.drm_render_minor);
@@ -511,7 +519,13 @@ void collect_gpus(Collector& c, Facts& facts, const std::map<std::string, std::s
         facts.gpus.push_back(std::move(gpu));
     }
 
-    // AMD DRM devices that KFD did not take (e.g. "PCI rejects atomics"): present, not usable.
+    auto drm_only = collect_drm_only_gpus(c, ids, kfd_minors);
+    pair_hidden_nodes(facts, drm_only);
+    for (auto& g : drm_only) facts.gpus.push_back(std::move(g));
+}
+
+// AMD DRM devices that KFD did not take (e.g. "PCI rejects atomics"): present, not usable.
+std::vector<Gpu> collect_drm_only_gpus(Collector& c, const AmdgpuIds& ids, const std::set<std::uint64_t>& kfd_minors) {
     std::vector<Gpu> drm_only;
     for (const auto& name : c.list("/sys/class/drm")) {
         if (!name.starts_with("renderD")) continue;
@@ -527,11 +541,14 @@ void collect_gpus(Collector& c, Facts& facts, const std::map<std::string, std::s
         apply_marketing_name(gpu, ids);
         drm_only.push_back(std::move(gpu));
     }
+    return drm_only;
+}
 
-    // A container's device cgroup hides a GPU's KFD files (EPERM) but not its sysfs DRM
-    // device, so a hidden node also shows up above as a DRM device without a KFD node. KFD
-    // nodes and render minors are both assigned in probe order: when the counts agree, the
-    // n-th hidden node is the n-th such device. Otherwise keep both (cannot tell which).
+// A container's device cgroup hides a GPU's KFD files (EPERM) but not its sysfs DRM
+// device, so a hidden node also shows up as a DRM device without a KFD node. KFD
+// nodes and render minors are both assigned in probe order: when the counts agree, the
+// n-th hidden node is the n-th such device. Otherwise keep both (cannot tell which).
+void pair_hidden_nodes(Facts& facts, std::vector<Gpu>& drm_only) {
     std::vector<Gpu*> hidden;
     for (auto& g : facts.gpus)
         if (g.node && !g.visible) hidden.push_back(&g);
@@ -551,7 +568,6 @@ void collect_gpus(Collector& c, Facts& facts, const std::map<std::string, std::s
         }
         drm_only.clear();
     }
-    for (auto& g : drm_only) facts.gpus.push_back(std::move(g));
 }
 
 void collect_access(Collector& c, Facts& facts) {

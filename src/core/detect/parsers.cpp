@@ -5,17 +5,6 @@
 namespace rmcp {
 
 namespace {
-std::vector<std::string_view> split(std::string_view s, char sep) {
-    std::vector<std::string_view> out;
-    while (true) {
-        const auto pos = s.find(sep);
-        out.push_back(s.substr(0, pos));
-        if (pos == std::string_view::npos) break;
-        s.remove_prefix(pos + 1);
-    }
-    return out;
-}
-
 std::string unquote(std::string_view v) {
     v = trim(v);
     if (v.size() >= 2 && (v.front() == '"' || v.front() == '\'') && v.back() == v.front()) {

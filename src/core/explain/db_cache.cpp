@@ -73,7 +73,7 @@ std::filesystem::path file_for(std::string_view inputs) {
     return dir / fmt::format("signatures-{:016x}.hsdb", fnv1a(inputs));
 }
 
-hs_database_t* load(std::string_view inputs) {
+hyperscan::Database load(std::string_view inputs) {
     const auto path = file_for(inputs);
     if (path.empty()) return nullptr;
     UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
@@ -104,7 +104,7 @@ hs_database_t* load(std::string_view inputs) {
     if (fnv1a(db_bytes) != checksum) return nullptr;
     hs_database_t* db = nullptr;
     if (hs_deserialize_database(db_bytes.data(), db_bytes.size(), &db) != HS_SUCCESS) return nullptr;
-    return db;
+    return hyperscan::Database(db);
 }
 
 void store(std::string_view inputs, const hs_database_t* db) {

@@ -9,6 +9,8 @@
 // the set is compiled as if there were no cache, and the file rewritten.
 #pragma once
 
+#include "util/hyperscan.hpp"
+
 #include <hs/hs.h>
 
 #include <filesystem>
@@ -32,7 +34,7 @@ std::filesystem::path directory();
 // The cache file for `inputs` (in directory()).
 std::filesystem::path file_for(std::string_view inputs);
 // A database compiled from exactly `inputs`, or nullptr (absent, foreign, corrupt, stale).
-hs_database_t* load(std::string_view inputs);
+hyperscan::Database load(std::string_view inputs);
 // Stores `db` for `inputs`; failures are silent (the cache is only a cache).
 void store(std::string_view inputs, const hs_database_t* db);
 

@@ -1,5 +1,7 @@
 #include "explain/diagnose.hpp"
 
+#include "util/strings.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -211,7 +213,7 @@ std::vector<Diagnosis> DiagnosisBuilder::rank(const AppliesFn& applies, const nl
             why.push_back(fmt::format("{} of {} signature{} matched", d.signatures_matched.size(),
                                       d.entry->signatures.size(), d.entry->signatures.size() == 1 ? "" : "s"));
         why.push_back(fmt::format("severity {}", kb::severity_name(d.entry->severity)));
-        for (const auto& part : why) d.reason += (d.reason.empty() ? "" : "; ") + part;
+        d.reason = join(why, "; ");
         out.push_back(std::move(d));
     }
     return out;

@@ -1,12 +1,10 @@
 #include "explain/matcher.hpp"
 
 #include "explain/db_cache.hpp"
-#include "util/aligned_buffer.hpp"
 #include "util/hyperscan.hpp"
 #include "util/strings.hpp"
 
 #include <hs/hs.h>
-#include <zlib.h>
 
 #include <fmt/format.h>
 
@@ -16,21 +14,14 @@
 #include <cstring>
 #include <map>
 
-#include <fcntl.h>
-#include <unistd.h>
-
 namespace rmcp::explain {
 
 // ---------------------------------------------------------------------------------------
 // SignatureSet
 
 struct SignatureSet::Database {
-    hs_database_t* db = nullptr;
-    hs_scratch_t* scratch = nullptr;  // prototype; each scanner clones it
-    ~Database() {
-        if (scratch) hs_free_scratch(scratch);
-        if (db) hs_free_database(db);
-    }
+    hyperscan::Database db;
+    hyperscan::Scratch scratch;  // prototype; each scanner clones it
 };
 
 SignatureSet::~SignatureSet() = default;
@@ -112,8 +103,9 @@ Result<std::shared_ptr<const SignatureSet>> SignatureSet::compile(std::span<cons
     db->db = db_cache::load(cache_inputs);
     const auto compile_started = std::chrono::steady_clock::now();
     hs_compile_error_t* compile_error = nullptr;
+    hs_database_t* compiled = nullptr;
     if (!db->db && hs_compile_multi(expressions.data(), flags.data(), ids.data(), static_cast<unsigned>(expressions.size()),
-                                    HS_MODE_STREAM, nullptr, &db->db, &compile_error) != HS_SUCCESS) {
+                                    HS_MODE_STREAM, nullptr, &compiled, &compile_error) != HS_SUCCESS) {
         Error error{"compiling log signatures", "", compile_error ? compile_error->message : "unknown Hyperscan error",
                     ExitCode::usage};
         if (compile_error && compile_error->expression >= 0) {
@@ -135,9 +127,10 @@ Result<std::shared_ptr<const SignatureSet>> SignatureSet::compile(std::span<cons
         if (compile_error) hs_free_compile_error(compile_error);
         return error;
     }
+    if (compiled) db->db.reset(compiled);
     if (std::chrono::duration<double>(std::chrono::steady_clock::now() - compile_started).count() > db_cache::k_store_after_s)
-        db_cache::store(cache_inputs, db->db);
-    if (hs_alloc_scratch(db->db, &db->scratch) != HS_SUCCESS)
+        db_cache::store(cache_inputs, db->db.get());
+    if (hyperscan::alloc_scratch(db->db.get(), db->scratch) != HS_SUCCESS)
         return Error{"allocating Hyperscan scratch space", "", "out of memory", ExitCode::environment};
     set->m_db = std::move(db);
     return std::shared_ptr<const SignatureSet>(std::move(set));
@@ -148,10 +141,9 @@ Result<std::shared_ptr<const SignatureSet>> SignatureSet::compile(std::span<cons
 
 struct LogScanner::HsState {
     hs_stream_t* stream = nullptr;
-    hs_scratch_t* scratch = nullptr;
+    hyperscan::Scratch scratch;
     ~HsState() {
-        if (stream) hs_close_stream(stream, scratch, nullptr, nullptr);
-        if (scratch) hs_free_scratch(scratch);
+        if (stream) hs_close_stream(stream, scratch.get(), nullptr, nullptr);
     }
 };
 
@@ -224,8 +216,10 @@ LogScanner::LogScanner(std::shared_ptr<const SignatureSet> set, Callback on_matc
     m_probe_line.assign(m_set->m_probes.size(), 0);
     if (m_set->m_db) {
         // Cloning the prototype is cheap and keeps the shared set immutable.
-        if (hs_clone_scratch(m_set->m_db->scratch, &m_hs->scratch) != HS_SUCCESS ||
-            hs_open_stream(m_set->m_db->db, 0, &m_hs->stream) != HS_SUCCESS)
+        hs_scratch_t* cloned = nullptr;
+        const bool cloned_ok = hs_clone_scratch(m_set->m_db->scratch.get(), &cloned) == HS_SUCCESS;
+        m_hs->scratch.reset(cloned);
+        if (!cloned_ok || hs_open_stream(m_set->m_db->db.get(), 0, &m_hs->stream) != HS_SUCCESS)
             throw std::bad_alloc();
     }
 }
@@ -253,7 +247,7 @@ Status LogScanner::feed(std::string_view bytes) {
         m_events.clear();
         if (m_hs->stream) {
             const auto scan_piece = [&](const char* data, std::size_t size, std::uint64_t, std::uint64_t) {
-                return hs_scan_stream(m_hs->stream, data, static_cast<unsigned>(size), 0, m_hs->scratch,
+                return hs_scan_stream(m_hs->stream, data, static_cast<unsigned>(size), 0, m_hs->scratch.get(),
                                       &LogScanner::on_hs_event, this);
             };
             const auto rc = hyperscan::scan_without_overread(piece, 0, hs_error_t{HS_SUCCESS}, scan_piece);
@@ -292,69 +286,87 @@ Status LogScanner::process(std::string_view chunk, std::uint64_t chunk_start) {
             line = m_newlines - back + 1;
         }
 
-        if (ev.id >= n_sig + n_words) {
-            const std::size_t probe = ev.id - n_sig - n_words;
-            if (!m_on_probe || m_probe_line[probe] == line || m_probe_hits >= m_limits.max_probe_hits) continue;
-            m_probe_line[probe] = line;
-            ++m_probe_hits;
-            auto pending = std::make_unique<Pending>();
-            pending->probe = probe;
-            pending->match.line = line;
-            pending->match.end_offset = ev.end;
-            const unsigned after = m_set->m_probes[probe].lines_after;
-            pending->ready_line = line + after;
-            if (last >= view.begin()) start_excerpt(*pending, view, ev, line, 0, after);
-            m_pending.push_back(std::move(pending));
-            continue;
-        }
-
-        if (ev.id >= n_sig) {
-            const unsigned word = ev.id - static_cast<unsigned>(n_sig);
-            if (m_context_seen[word] == line) continue;
-            m_context_seen[word] = line;
-            for (std::size_t p = m_pending_head; p < m_pending.size(); ++p) {
-                auto& pending = *m_pending[p];
-                if (pending.probe) continue;
-                const auto& cs = m_set->m_signatures[pending.match.signature];
-                if (line > pending.match.line + cs.source.window) continue;
-                for (unsigned k = 0; k < cs.context_words.size(); ++k)
-                    if (cs.context_words[k] == word &&
-                        std::find(pending.match.context_found.begin(), pending.match.context_found.end(), k) ==
-                            pending.match.context_found.end())
-                        pending.match.context_found.push_back(k);
-            }
-            continue;
-        }
-
-        const unsigned sig = ev.id;
-        if (m_last_line[sig] == line) continue;
-        m_last_line[sig] = line;
-        ++m_match_counts[sig];
-        if (m_reports[sig] >= m_limits.max_reports_per_signature) continue;
-        ++m_reports[sig];
-
-        const auto& cs = m_set->m_signatures[sig];
-        auto pending = std::make_unique<Pending>();
-        Match& m = pending->match;
-        m.signature = sig;
-        m.line = line;
-        m.end_offset = ev.end;
-        for (unsigned k = 0; k < cs.context_words.size(); ++k) {
-            const auto seen = m_context_seen[cs.context_words[k]];
-            if (seen != 0 && seen + cs.source.window >= line) m.context_found.push_back(k);
-        }
-        // Wait for the context window only where there are words to look for.
-        const unsigned window = cs.context_words.empty() ? 0U : cs.source.window;
-        pending->ready_line = line + std::max(window, m_limits.lines_after);
-
-        // A match reported late ends at most a byte or two before this chunk; the history
-        // holds far more, but never read outside what is kept.
-        if (m_reports[sig] <= m_limits.max_excerpts_per_signature && last >= view.begin())
-            start_excerpt(*pending, view, ev, line, m_limits.lines_before, m_limits.lines_after);
-        m_pending.push_back(std::move(pending));
+        if (ev.id >= n_sig + n_words) on_probe(ev, ev.id - n_sig - n_words, line, view);
+        else if (ev.id >= n_sig) on_context_word(ev.id - static_cast<unsigned>(n_sig), line);
+        else on_signature(ev, line, view);
     }
+    collect_excerpts(view);
 
-    // Gather the excerpt bytes after each pending match from what this chunk adds.
+    if (count_pos < chunk_start + chunk.size())
+        count_lines += count_byte(chunk.substr(count_pos - chunk_start), '\n');
+    m_newlines = count_lines;
+    if (!chunk.empty()) m_last_was_newline = chunk.back() == '\n';
+    m_offset = chunk_start + chunk.size();
+    report_ready(m_newlines);
+    remember(chunk);
+    return ok_status();
+}
+
+// A line probe: one hit per line, at most max_probe_hits in all.
+void LogScanner::on_probe(const Event& ev, std::size_t probe, std::uint64_t line, const View& view) {
+    if (!m_on_probe || m_probe_line[probe] == line || m_probe_hits >= m_limits.max_probe_hits) return;
+    m_probe_line[probe] = line;
+    ++m_probe_hits;
+    auto pending = std::make_unique<Pending>();
+    pending->probe = probe;
+    pending->match.line = line;
+    pending->match.end_offset = ev.end;
+    const unsigned after = m_set->m_probes[probe].lines_after;
+    pending->ready_line = line + after;
+    if (ev.end - 1 >= view.begin()) start_excerpt(*pending, view, ev, line, 0, after);
+    m_pending.push_back(std::move(pending));
+}
+
+// A context word: remembered for later matches, and credited to the pending matches whose
+// window it falls in.
+void LogScanner::on_context_word(unsigned word, std::uint64_t line) {
+    if (m_context_seen[word] == line) return;
+    m_context_seen[word] = line;
+    for (std::size_t p = m_pending_head; p < m_pending.size(); ++p) {
+        auto& pending = *m_pending[p];
+        if (pending.probe) continue;
+        const auto& cs = m_set->m_signatures[pending.match.signature];
+        if (line > pending.match.line + cs.source.window) continue;
+        for (unsigned k = 0; k < cs.context_words.size(); ++k)
+            if (cs.context_words[k] == word &&
+                std::find(pending.match.context_found.begin(), pending.match.context_found.end(), k) ==
+                    pending.match.context_found.end())
+                pending.match.context_found.push_back(k);
+    }
+}
+
+// A signature match: counted once per line, reported up to the limits.
+void LogScanner::on_signature(const Event& ev, std::uint64_t line, const View& view) {
+    const unsigned sig = ev.id;
+    if (m_last_line[sig] == line) return;
+    m_last_line[sig] = line;
+    ++m_match_counts[sig];
+    if (m_reports[sig] >= m_limits.max_reports_per_signature) return;
+    ++m_reports[sig];
+
+    const auto& cs = m_set->m_signatures[sig];
+    auto pending = std::make_unique<Pending>();
+    Match& m = pending->match;
+    m.signature = sig;
+    m.line = line;
+    m.end_offset = ev.end;
+    for (unsigned k = 0; k < cs.context_words.size(); ++k) {
+        const auto seen = m_context_seen[cs.context_words[k]];
+        if (seen != 0 && seen + cs.source.window >= line) m.context_found.push_back(k);
+    }
+    // Wait for the context window only where there are words to look for.
+    const unsigned window = cs.context_words.empty() ? 0U : cs.source.window;
+    pending->ready_line = line + std::max(window, m_limits.lines_after);
+
+    // A match reported late ends at most a byte or two before this chunk; the history
+    // holds far more, but never read outside what is kept.
+    if (m_reports[sig] <= m_limits.max_excerpts_per_signature && ev.end - 1 >= view.begin())
+        start_excerpt(*pending, view, ev, line, m_limits.lines_before, m_limits.lines_after);
+    m_pending.push_back(std::move(pending));
+}
+
+// Gathers the excerpt bytes after each pending match from what this chunk adds.
+void LogScanner::collect_excerpts(const View& view) {
     for (std::size_t p = m_pending_head; p < m_pending.size(); ++p) {
         auto& pending = *m_pending[p];
         while (pending.collecting && pending.collect_from < view.end()) {
@@ -378,15 +390,6 @@ Status LogScanner::process(std::string_view chunk, std::uint64_t chunk_start) {
             }
         }
     }
-
-    if (count_pos < chunk_start + chunk.size())
-        count_lines += count_byte(chunk.substr(count_pos - chunk_start), '\n');
-    m_newlines = count_lines;
-    if (!chunk.empty()) m_last_was_newline = chunk.back() == '\n';
-    m_offset = chunk_start + chunk.size();
-    report_ready(m_newlines);
-    remember(chunk);
-    return ok_status();
 }
 
 // The matched line up to the match end and `before` lines before it, from the view; the
@@ -494,7 +497,7 @@ Status LogScanner::finish() {
     if (m_finished) return ok_status();
     m_events.clear();
     if (m_hs->stream) {
-        const auto rc = hs_close_stream(m_hs->stream, m_hs->scratch, &LogScanner::on_hs_event, this);
+        const auto rc = hs_close_stream(m_hs->stream, m_hs->scratch.get(), &LogScanner::on_hs_event, this);
         m_hs->stream = nullptr;
         if (rc != HS_SUCCESS)
             return Error{"scanning log", "", fmt::format("Hyperscan error {}", rc), ExitCode::environment};
@@ -503,135 +506,6 @@ Status LogScanner::finish() {
     m_finished = true;
     flush();
     return s;
-}
-
-// ---------------------------------------------------------------------------------------
-// Reading sources
-
-namespace {
-
-constexpr std::size_t k_read_chunk = std::size_t{256} << 10;
-
-Error read_error(std::string_view what, std::string cause, int err = 0) {
-    Error e{"reading", std::string(what), std::move(cause), ExitCode::usage};
-    e.os_error = err;
-    return e;
-}
-
-// Reads up to buf.size() bytes, retrying on EINTR; returns bytes read (0 at EOF) or -errno.
-long read_some(int fd, char* buf, std::size_t size) {
-    for (;;) {
-        const auto n = ::read(fd, buf, size);
-        if (n >= 0) return static_cast<long>(n);
-        if (errno != EINTR) return -errno;
-    }
-}
-
-class Inflater {
-public:
-    Inflater() { m_ok = inflateInit2(&m_zs, 15 + 32) == Z_OK; }
-    ~Inflater() { inflateEnd(&m_zs); }
-    Inflater(const Inflater&) = delete;
-    Inflater& operator=(const Inflater&) = delete;
-
-    // Inflates `in` completely into the scanner.
-    Status push(std::string_view in, std::string_view what, LogScanner& scanner) {
-        if (!m_ok) return read_error(what, "cannot initialise zlib");
-        m_zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
-        m_zs.avail_in = static_cast<uInt>(in.size());
-        while (m_zs.avail_in > 0) {
-            if (m_member_done) {
-                // Another gzip member follows (concatenated .gz files are valid gzip).
-                inflateReset(&m_zs);
-                m_member_done = false;
-            }
-            m_zs.next_out = reinterpret_cast<Bytef*>(m_out.data());
-            m_zs.avail_out = static_cast<uInt>(m_out.size());
-            const int rc = inflate(&m_zs, Z_NO_FLUSH);
-            const std::size_t produced = m_out.size() - m_zs.avail_out;
-            if (produced > 0)
-                if (auto s = scanner.feed(std::string_view(m_out.data(), produced)); !s) return s;
-            if (rc == Z_STREAM_END) {
-                m_member_done = true;
-            } else if (rc != Z_OK && rc != Z_BUF_ERROR) {
-                return read_error(what, fmt::format("corrupt gzip data ({})", m_zs.msg ? m_zs.msg : zError(rc)));
-            } else if (rc == Z_BUF_ERROR && produced == 0) {
-                break;
-            }
-        }
-        // Drain output held back inside zlib.
-        for (;;) {
-            m_zs.next_out = reinterpret_cast<Bytef*>(m_out.data());
-            m_zs.avail_out = static_cast<uInt>(m_out.size());
-            if (m_member_done) break;
-            const int rc = inflate(&m_zs, Z_NO_FLUSH);
-            const std::size_t produced = m_out.size() - m_zs.avail_out;
-            if (produced > 0)
-                if (auto s = scanner.feed(std::string_view(m_out.data(), produced)); !s) return s;
-            if (rc == Z_STREAM_END) m_member_done = true;
-            if (produced == 0 || rc == Z_STREAM_END) break;
-            if (rc != Z_OK && rc != Z_BUF_ERROR)
-                return read_error(what, fmt::format("corrupt gzip data ({})", m_zs.msg ? m_zs.msg : zError(rc)));
-        }
-        return ok_status();
-    }
-    Status end(std::string_view what) const {
-        if (!m_member_done) return read_error(what, "unexpected end of gzip data");
-        return ok_status();
-    }
-
-private:
-    z_stream m_zs{};
-    bool m_ok = false;
-    bool m_member_done = false;
-    AlignedBuffer m_out{k_read_chunk * 4};
-};
-
-}  // namespace
-
-Status scan_fd(int fd, std::string_view what, LogScanner& scanner) {
-    AlignedBuffer buf(k_read_chunk);
-    // Decide plain or gzip on the first two bytes (a pipe may deliver them one at a time).
-    std::size_t have = 0;
-    while (have < 2) {
-        const long n = read_some(fd, buf.data() + have, buf.size() - have);
-        if (n < 0) return read_error(what, std::strerror(static_cast<int>(-n)), static_cast<int>(-n));
-        if (n == 0) break;
-        have += static_cast<std::size_t>(n);
-    }
-    const auto* head = reinterpret_cast<const unsigned char*>(buf.data());
-    const bool gzip = have >= 2 && head[0] == 0x1f && head[1] == 0x8b;
-    std::unique_ptr<Inflater> inflater = gzip ? std::make_unique<Inflater>() : nullptr;
-    auto consume = [&](std::string_view bytes) -> Status {
-        if (inflater) return inflater->push(bytes, what, scanner);
-        return scanner.feed(bytes);
-    };
-    if (have > 0)
-        if (auto s = consume(std::string_view(buf.data(), have)); !s) return s;
-    while (have >= 2) {  // fewer than two bytes means EOF was already seen
-        const long n = read_some(fd, buf.data(), buf.size());
-        if (n < 0) return read_error(what, std::strerror(static_cast<int>(-n)), static_cast<int>(-n));
-        if (n == 0) break;
-        if (auto s = consume(std::string_view(buf.data(), static_cast<std::size_t>(n))); !s) return s;
-    }
-    if (inflater)
-        if (auto s = inflater->end(what); !s) return s;
-    return scanner.finish();
-}
-
-Status scan_path(const std::string& path, LogScanner& scanner) {
-    if (path == "-") return scan_fd(STDIN_FILENO, "standard input", scanner);
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        const int err = errno;
-        return read_error(path, std::strerror(err), err);
-    }
-#ifdef POSIX_FADV_SEQUENTIAL
-    (void)::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-#endif
-    auto status = scan_fd(fd, path, scanner);
-    ::close(fd);
-    return status;
 }
 
 }  // namespace rmcp::explain

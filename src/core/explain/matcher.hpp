@@ -189,6 +189,11 @@ private:
 
     static int on_hs_event(unsigned id, unsigned long long from, unsigned long long to, unsigned flags, void* self);
     Status process(std::string_view chunk, std::uint64_t chunk_start);
+    // The steps of process(): one event by its kind, then the excerpt bytes the chunk adds.
+    void on_probe(const Event& ev, std::size_t probe, std::uint64_t line, const View& view);
+    void on_context_word(unsigned word, std::uint64_t line);
+    void on_signature(const Event& ev, std::uint64_t line, const View& view);
+    void collect_excerpts(const View& view);
     void start_excerpt(Pending& pending, const View& view, const Event& ev, std::uint64_t line, unsigned before,
                        unsigned after) const;
     void deliver(Pending& pending);
@@ -219,7 +224,7 @@ private:
     std::size_t m_pending_head = 0;
 };
 
-// Reads a whole byte source into a scanner, transparently inflating gzip data (detected
+// Sources (log_source.cpp). Reads a whole byte source into a scanner, transparently inflating gzip data (detected
 // by its magic bytes, any number of members). `fd` is read until EOF and not closed.
 // `what` names the source in errors ("reading <what>: <cause>").
 Status scan_fd(int fd, std::string_view what, LogScanner& scanner);

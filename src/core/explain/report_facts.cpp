@@ -547,9 +547,7 @@ std::string report_facts_line(const ReportFacts& f) {
         parts.push_back("PyTorch HIP " + *f.torch_hip_version);
     for (const auto& [k, v] : f.env) parts.push_back(k + "=" + v);
     if (f.kernel_release) parts.push_back("kernel " + *f.kernel_release);
-    std::string out;
-    for (const auto& p : parts) out += (out.empty() ? "" : ", ") + p;
-    return out;
+    return join(parts, ", ");
 }
 
 }  // namespace rmcp::explain

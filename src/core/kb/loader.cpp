@@ -1,8 +1,9 @@
 // Loading and validating kb/*.toml (docs/kb-format.md). Every error names file:line.
 #include "kb/kb.hpp"
 #include "kb/predicate.hpp"
+#include "util/strings.hpp"
 #include "util/toml.hpp"
-#include "util/toml_guard.hpp"
+#include "util/toml_read.hpp"
 
 #include <fmt/format.h>
 #include <hs/hs.h>
@@ -24,20 +25,10 @@ struct Problem {
     std::string cause;
 };
 
-unsigned line_of(const toml::node& n) { return static_cast<unsigned>(n.source().begin.line); }
-unsigned line_of(const toml::key& k) { return static_cast<unsigned>(k.source().begin.line); }
+using toml_read::line_of;
+using toml_read::type_name;
 
-std::string_view type_name(const toml::node& n) {
-    switch (n.type()) {
-    case toml::node_type::string: return "string";
-    case toml::node_type::integer: return "integer";
-    case toml::node_type::floating_point: return "float";
-    case toml::node_type::boolean: return "boolean";
-    case toml::node_type::array: return "array";
-    case toml::node_type::table: return "table";
-    default: return "date/time";
-    }
-}
+constexpr std::string_view k_doing = "parsing knowledge-base file";
 
 Problem wrong_type(std::string_view key, std::string_view want, const toml::node& n) {
     return {line_of(n), fmt::format("\"{}\" must be {}, not {}", key, want, type_name(n))};
@@ -46,14 +37,10 @@ Problem wrong_type(std::string_view key, std::string_view want, const toml::node
 // Rejects keys the format does not define: a typo must not silently disable a rule.
 std::optional<Problem> check_keys(const toml::table& t, std::initializer_list<std::string_view> allowed,
                                   std::string_view where) {
-    for (const auto& [k, v] : t) {
-        if (std::find(allowed.begin(), allowed.end(), k.str()) == allowed.end()) {
-            std::string names;
-            for (auto a : allowed) names += (names.empty() ? "" : ", ") + std::string(a);
-            return Problem{line_of(k), fmt::format("unknown key \"{}\" in {} (allowed: {})", k.str(), where, names)};
-        }
-    }
-    return std::nullopt;
+    const toml::key* k = toml_read::unknown_key(t, allowed);
+    if (!k) return std::nullopt;
+    const std::string names = join(std::vector<std::string_view>(allowed), ", ");
+    return Problem{line_of(*k), fmt::format("unknown key \"{}\" in {} (allowed: {})", k->str(), where, names)};
 }
 
 Result<std::string> get_string(const toml::table& t, std::string_view key, unsigned table_line, bool required,
@@ -271,12 +258,8 @@ std::optional<Enum> parse_enum(std::string_view s, std::initializer_list<std::pa
     return std::nullopt;
 }
 
-std::optional<Problem> parse_entry(const toml::table& root, const std::string& stem, Entry& e) {
-    if (auto bad = check_keys(root,
-                              {"id", "title", "category", "severity", "confidence", "scope", "summary", "next_step",
-                               "notes", "references", "applies", "signatures", "fixes"},
-                              "an entry"))
-        return bad;
+// The top-level strings and the enumerations they name.
+std::optional<Problem> parse_header(const toml::table& root, const std::string& stem, Entry& e) {
     std::vector<Problem> problems;
     e.id = get_string(root, "id", 1, true, problems).value();
     e.title = get_string(root, "title", 1, true, problems).value();
@@ -309,7 +292,10 @@ std::optional<Problem> parse_entry(const toml::table& root, const std::string& s
     if (scope.empty() || scope == "system") e.scope = Scope::system;
     else if (scope == "gpu") e.scope = Scope::gpu;
     else return Problem{line_of(*root.get("scope")), fmt::format("scope \"{}\" is not system or gpu", scope)};
+    return std::nullopt;
+}
 
+std::optional<Problem> parse_references(const toml::table& root, Entry& e) {
     const auto* refs = root.get("references");
     if (!refs) return Problem{1, "missing required key \"references\""};
     const auto* ref_arr = refs->as_array();
@@ -322,65 +308,67 @@ std::optional<Problem> parse_entry(const toml::table& root, const std::string& s
             return Problem{line_of(r), fmt::format("reference \"{}\" is not an http(s) URL", *url)};
         e.references.push_back(*url);
     }
+    return std::nullopt;
+}
 
-    if (const auto* applies = root.get("applies")) {
-        auto p = std::make_shared<Predicate>();
-        if (auto bad = parse_predicate(*applies, e.scope, *p, 0)) return bad;
-        e.applies = std::move(p);
-    }
-
-    if (const auto* sigs = root.get("signatures")) {
-        const auto* arr = sigs->as_array();
-        if (!arr) return wrong_type("signatures", "an array of tables ([[signatures]])", *sigs);
-        for (const auto& s : *arr) {
-            const auto* t = s.as_table();
-            if (!t) return wrong_type("signatures element", "a table", s);
-            if (auto bad = check_keys(*t, {"pattern", "context", "window"}, "[[signatures]]")) return bad;
-            Signature sig;
-            sig.line = line_of(s);
-            sig.pattern = get_string(*t, "pattern", sig.line, true, problems).value();
-            if (!problems.empty()) return problems.front();
-            const auto pattern_line = line_of(*t->get("pattern"));
-            if (auto bad = check_hyperscan(sig.pattern))
-                return Problem{pattern_line, fmt::format("pattern \"{}\" is not in Hyperscan's PCRE subset: {}", sig.pattern, *bad)};
-            if (const auto* ctx = t->get("context")) {
-                const auto* carr = ctx->as_array();
-                if (!carr) return wrong_type("context", "an array of strings", *ctx);
-                for (const auto& w : *carr) {
-                    const auto word = w.value<std::string>();
-                    if (!word) return wrong_type("context element", "a string", w);
-                    if (word->empty()) return Problem{line_of(w), "a context word must not be empty"};
-                    sig.context.push_back(*word);
-                }
+std::optional<Problem> parse_signatures(const toml::node& sigs, Entry& e) {
+    std::vector<Problem> problems;
+    const auto* arr = sigs.as_array();
+    if (!arr) return wrong_type("signatures", "an array of tables ([[signatures]])", sigs);
+    for (const auto& s : *arr) {
+        const auto* t = s.as_table();
+        if (!t) return wrong_type("signatures element", "a table", s);
+        if (auto bad = check_keys(*t, {"pattern", "context", "window"}, "[[signatures]]")) return bad;
+        Signature sig;
+        sig.line = line_of(s);
+        sig.pattern = get_string(*t, "pattern", sig.line, true, problems).value();
+        if (!problems.empty()) return problems.front();
+        const auto pattern_line = line_of(*t->get("pattern"));
+        if (auto bad = check_hyperscan(sig.pattern))
+            return Problem{pattern_line, fmt::format("pattern \"{}\" is not in Hyperscan's PCRE subset: {}", sig.pattern, *bad)};
+        if (const auto* ctx = t->get("context")) {
+            const auto* carr = ctx->as_array();
+            if (!carr) return wrong_type("context", "an array of strings", *ctx);
+            for (const auto& w : *carr) {
+                const auto word = w.value<std::string>();
+                if (!word) return wrong_type("context element", "a string", w);
+                if (word->empty()) return Problem{line_of(w), "a context word must not be empty"};
+                sig.context.push_back(*word);
             }
-            if (const auto* win = t->get("window")) {
-                const auto v = win->value<long long>();
-                if (!win->is_integer() || !v || *v < 0 || *v > 10000)
-                    return Problem{line_of(*win), "\"window\" must be an integer from 0 to 10000 (lines)"};
-                sig.window = static_cast<unsigned>(*v);
-            }
-            e.signatures.push_back(std::move(sig));
         }
-    }
-
-    if (const auto* fixes = root.get("fixes")) {
-        const auto* arr = fixes->as_array();
-        if (!arr) return wrong_type("fixes", "an array of tables ([[fixes]])", *fixes);
-        for (const auto& f : *arr) {
-            const auto* t = f.as_table();
-            if (!t) return wrong_type("fixes element", "a table", f);
-            if (auto bad = check_keys(*t, {"patch", "cost"}, "[[fixes]]")) return bad;
-            FixRef fix;
-            fix.patch = get_string(*t, "patch", line_of(f), true, problems).value();
-            fix.cost = get_string(*t, "cost", line_of(f), true, problems).value();
-            if (!problems.empty()) return problems.front();
-            if (!valid_patch_id(fix.patch))
-                return Problem{line_of(*t->get("patch")),
-                               fmt::format("patch id \"{}\" must be lower-case letters, digits and '-'", fix.patch)};
-            e.fixes.push_back(std::move(fix));
+        if (const auto* win = t->get("window")) {
+            const auto v = win->value<long long>();
+            if (!win->is_integer() || !v || *v < 0 || *v > 10000)
+                return Problem{line_of(*win), "\"window\" must be an integer from 0 to 10000 (lines)"};
+            sig.window = static_cast<unsigned>(*v);
         }
+        e.signatures.push_back(std::move(sig));
     }
+    return std::nullopt;
+}
 
+std::optional<Problem> parse_fixes(const toml::node& fixes, Entry& e) {
+    std::vector<Problem> problems;
+    const auto* arr = fixes.as_array();
+    if (!arr) return wrong_type("fixes", "an array of tables ([[fixes]])", fixes);
+    for (const auto& f : *arr) {
+        const auto* t = f.as_table();
+        if (!t) return wrong_type("fixes element", "a table", f);
+        if (auto bad = check_keys(*t, {"patch", "cost"}, "[[fixes]]")) return bad;
+        FixRef fix;
+        fix.patch = get_string(*t, "patch", line_of(f), true, problems).value();
+        fix.cost = get_string(*t, "cost", line_of(f), true, problems).value();
+        if (!problems.empty()) return problems.front();
+        if (!valid_patch_id(fix.patch))
+            return Problem{line_of(*t->get("patch")),
+                           fmt::format("patch id \"{}\" must be lower-case letters, digits and '-'", fix.patch)};
+        e.fixes.push_back(std::move(fix));
+    }
+    return std::nullopt;
+}
+
+// What the entry as a whole must have, beyond its parts being valid.
+std::optional<Problem> check_entry_shape(const toml::table& root, const Entry& e) {
     if (!e.applies && e.signatures.empty())
         return Problem{1, "an entry needs [applies] or [[signatures]] (otherwise it can never fire)"};
     // A family entry answers for a message family in logs; it states no cause a machine
@@ -393,24 +381,35 @@ std::optional<Problem> parse_entry(const toml::table& root, const std::string& s
     return std::nullopt;
 }
 
+std::optional<Problem> parse_entry(const toml::table& root, const std::string& stem, Entry& e) {
+    if (auto bad = check_keys(root,
+                              {"id", "title", "category", "severity", "confidence", "scope", "summary", "next_step",
+                               "notes", "references", "applies", "signatures", "fixes"},
+                              "an entry"))
+        return bad;
+    if (auto bad = parse_header(root, stem, e)) return bad;
+    if (auto bad = parse_references(root, e)) return bad;
+    if (const auto* applies = root.get("applies")) {
+        auto p = std::make_shared<Predicate>();
+        if (auto bad = parse_predicate(*applies, e.scope, *p, 0)) return bad;
+        e.applies = std::move(p);
+    }
+    if (const auto* sigs = root.get("signatures"))
+        if (auto bad = parse_signatures(*sigs, e)) return bad;
+    if (const auto* fixes = root.get("fixes"))
+        if (auto bad = parse_fixes(*fixes, e)) return bad;
+    return check_entry_shape(root, e);
+}
+
 }  // namespace
 
 Result<Entry> load_entry(std::string_view text, const std::string& path) {
     const auto stem = std::filesystem::path(path).stem().string();
-    if (const auto line = toml_non_ascii_outside_strings(text))
-        return Error{"parsing knowledge-base file", fmt::format("{}:{}", path, *line),
-                     "non-ASCII character outside a string or comment", ExitCode::usage};
-    toml::table root;
-    try {
-        root = toml::parse(text, path);
-    } catch (const toml::parse_error& err) {
-        return Error{"parsing knowledge-base file", fmt::format("{}:{}", path, err.source().begin.line),
-                     std::string(err.description()), ExitCode::usage};
-    }
+    auto root = toml_read::parse_toml(text, path, k_doing);
+    if (!root) return root.error();
     Entry e;
     e.file = path;
-    if (auto bad = parse_entry(root, stem, e))
-        return Error{"parsing knowledge-base file", fmt::format("{}:{}", path, bad->line), bad->cause, ExitCode::usage};
+    if (auto bad = parse_entry(*root, stem, e)) return toml_read::data_error(path, bad->line, bad->cause, k_doing);
     return e;
 }
 

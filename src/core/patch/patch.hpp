@@ -3,6 +3,7 @@
 // file contents and diffs; the Applier (applier.hpp) is the only code that writes.
 #pragma once
 
+#include "patch/amdgpu_params.hpp"
 #include "root/root.hpp"
 #include "util/error.hpp"
 
@@ -88,12 +89,6 @@ Result<Patch> parse_patch(std::string_view text, const std::string& file);
 Result<PatchSet> load_patches(const std::filesystem::path& dir);
 
 std::string_view op_kind_name(OpKind k);
-
-// The amdgpu module parameters rmcp may write (FACTS.md "amdgpu module parameters";
-// Linux drivers/gpu/drm/amd/amdgpu/amdgpu_drv.c) and whether `value` is valid for `name`.
-// An empty optional means valid; otherwise the reason.
-std::optional<std::string> check_amdgpu_parameter(std::string_view name, std::string_view value);
-std::vector<std::string_view> known_amdgpu_parameters();
 
 // ---- planning ------------------------------------------------------------------------
 
@@ -181,7 +176,7 @@ Result<EnvChange> resolve_env_operation(const Patch& patch, const Operation& op,
 // Reads current target state through the Root; touches nothing.
 Result<Plan> make_plan(const Root& root, const PatchSet& set, const std::vector<std::string>& ids,
                        const PlanContext& ctx);
-// The text of `rmcp patch plan`: operations and unified diffs.
+// The text of `rmcp patch plan`: operations and unified diffs (render/plan_render.cpp).
 std::string render_plan(const Plan& plan);
 
 // The startup hook written by python-hook operations (a .pth line; Python runs lines that

@@ -57,16 +57,15 @@ std::string status_text(int status) {
     return fmt::format("wait status {}", status);
 }
 
-bool read_into(int& fd, std::string& to) {
+bool read_into(UniqueFd& fd, std::string& to) {
     char buf[16384];
-    const ssize_t got = ::read(fd, buf, sizeof buf);
+    const ssize_t got = ::read(fd.get(), buf, sizeof buf);
     if (got > 0) {
         append_bounded(to, buf, static_cast<std::size_t>(got));
         return true;
     }
     if (got < 0 && (errno == EINTR || errno == EAGAIN)) return true;
-    ::close(fd);
-    fd = -1;
+    fd.reset();
     return false;
 }
 
@@ -91,19 +90,18 @@ Result<std::unique_ptr<ForkServer>> ForkServer::start(const ForkServerOptions& o
     server->m_python = options.python;
     int sv[2] = {-1, -1};
     int log[2] = {-1, -1};
-    if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0 || ::pipe2(log, O_CLOEXEC) != 0) {
-        const int e = errno;
-        for (int fd : {sv[0], sv[1], log[0], log[1]})
-            if (fd >= 0) ::close(fd);
-        return Error{"creating the control socket for", "the probe worker", std::strerror(e), ExitCode::environment, e};
-    }
+    const bool made = ::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == 0 && ::pipe2(log, O_CLOEXEC) == 0;
+    const int made_errno = errno;
+    UniqueFd ctl(sv[0]), ctl_for_server(sv[1]), log_read(log[0]), log_write(log[1]);
+    if (!made) return os_error("creating the control socket for", "the probe worker", made_errno);
     // Its own process group: the terminal's ^C reaches rmcp, which then closes the socket;
     // the server kills its children and exits (python/rmcp/zygote.py).
     process::SpawnRequest request;
     request.argv = {options.python, "-m", "rmcp.worker", "--serve", "--control-fd", "3"};
     request.env = options.env;
-    request.fds = {process::FdMapping::dev_null(STDIN_FILENO, O_RDONLY), process::FdMapping::copy_of(log[1], STDOUT_FILENO),
-                   process::FdMapping::copy_of(log[1], STDERR_FILENO), process::FdMapping::copy_of(sv[1], 3)};
+    request.fds = {process::FdMapping::dev_null(STDIN_FILENO, O_RDONLY), process::FdMapping::copy_of(log_write.get(), STDOUT_FILENO),
+                   process::FdMapping::copy_of(log_write.get(), STDERR_FILENO),
+                   process::FdMapping::copy_of(ctl_for_server.get(), 3)};
     request.group = process::ProcessGroup::own;
     sigset_t none;
     sigemptyset(&none);
@@ -122,10 +120,10 @@ Result<std::unique_ptr<ForkServer>> ForkServer::start(const ForkServerOptions& o
     const auto started = Clock::now();
     auto spawned = process::spawn(request);
     if (have_limit) ::setrlimit(RLIMIT_CORE, &saved);
-    ::close(sv[1]);
-    ::close(log[1]);
-    server->m_ctl = sv[0];
-    server->m_log = log[0];
+    ctl_for_server.reset();
+    log_write.reset();
+    server->m_ctl = std::move(ctl);
+    server->m_log = std::move(log_read);
     if (!spawned) {
         server->m_pid = -1;
         const auto& e = spawned.error();
@@ -187,17 +185,14 @@ Result<std::unique_ptr<ForkServer>> ForkServer::start(const ForkServerOptions& o
 ForkServer::~ForkServer() { stop(std::chrono::seconds(2)); }
 
 void ForkServer::stop(std::chrono::milliseconds grace) {
-    if (m_ctl >= 0) {
-        ::close(m_ctl);  // end of file: the server kills its children's groups and exits
-        m_ctl = -1;
-    }
+    m_ctl.reset();  // end of file: the server kills its children's groups and exits
     if (m_pid > 0) {
         int status = 0;
         const auto deadline = Clock::now() + grace;
         pid_t got = 0;
         while ((got = ::waitpid(m_pid, &status, WNOHANG)) == 0 && Clock::now() < deadline) {
-            if (m_log >= 0) {
-                pollfd p{m_log, POLLIN, 0};
+            if (m_log) {
+                pollfd p{m_log.get(), POLLIN, 0};
                 if (::poll(&p, 1, 20) > 0) drain_log();
             } else {
                 ::usleep(20'000);
@@ -211,24 +206,18 @@ void ForkServer::stop(std::chrono::milliseconds grace) {
         if (got > 0 && m_death.empty()) m_death = status_text(status);
         m_pid = -1;
     }
-    if (m_log >= 0) {
-        ::close(m_log);
-        m_log = -1;
-    }
+    m_log.reset();
     m_alive = false;
 }
 
 void ForkServer::drain_log() {
-    if (m_log >= 0) read_into(m_log, m_log_tail);
+    if (m_log) read_into(m_log, m_log_tail);
 }
 
 void ForkServer::mark_dead() {
     if (!m_alive) return;
     m_alive = false;
-    if (m_ctl >= 0) {
-        ::close(m_ctl);
-        m_ctl = -1;
-    }
+    m_ctl.reset();
     if (m_pid > 0) {
         // It closed its socket: it is gone or going. Reap it (bounded) to say how it ended.
         int status = 0;
@@ -242,23 +231,23 @@ void ForkServer::mark_dead() {
         if (got > 0) m_death = status_text(status);
         m_pid = -1;
     }
-    if (m_log >= 0) {
+    if (m_log) {
         // What it printed last says why; its output ends with it.
-        pollfd p{m_log, POLLIN, 0};
-        while (m_log >= 0 && ::poll(&p, 1, 100) > 0) drain_log();
+        pollfd p{m_log.get(), POLLIN, 0};
+        while (m_log && ::poll(&p, 1, 100) > 0) drain_log();
     }
 }
 
 ForkServer::Wait ForkServer::next_message(nlohmann::json& message, Clock::time_point deadline) {
     std::vector<char> buf(k_max_message);
     for (;;) {
-        if (m_ctl < 0) return Wait::closed;
-        pollfd fds[2] = {{m_ctl, POLLIN, 0}, {m_log, POLLIN, 0}};
-        const int n = ::poll(fds, m_log >= 0 ? 2 : 1, ms_until(deadline));
+        if (!m_ctl) return Wait::closed;
+        pollfd fds[2] = {{m_ctl.get(), POLLIN, 0}, {m_log.get(), POLLIN, 0}};
+        const int n = ::poll(fds, m_log ? 2 : 1, ms_until(deadline));
         if (n < 0 && errno != EINTR) return Wait::closed;
-        if (n > 0 && m_log >= 0 && (fds[1].revents & (POLLIN | POLLHUP | POLLERR))) drain_log();
+        if (n > 0 && m_log && (fds[1].revents & (POLLIN | POLLHUP | POLLERR))) drain_log();
         if (n > 0 && (fds[0].revents & (POLLIN | POLLHUP | POLLERR))) {
-            const ssize_t got = ::recv(m_ctl, buf.data(), buf.size(), 0);
+            const ssize_t got = ::recv(m_ctl.get(), buf.data(), buf.size(), 0);
             if (got < 0 && (errno == EINTR || errno == EAGAIN)) continue;
             if (got <= 0) {
                 mark_dead();
@@ -280,12 +269,10 @@ Result<ChildRun> ForkServer::run_child(nlohmann::json request, std::chrono::mill
         return run;
     }
     int out[2] = {-1, -1}, err[2] = {-1, -1};
-    if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0) {
-        const int e = errno;
-        for (int fd : {out[0], out[1], err[0], err[1]})
-            if (fd >= 0) ::close(fd);
-        return Error{"creating pipes for", "a probe child", std::strerror(e), ExitCode::environment, e};
-    }
+    const bool made = ::pipe2(out, O_CLOEXEC) == 0 && ::pipe2(err, O_CLOEXEC) == 0;
+    const int made_errno = errno;
+    UniqueFd out_fd(out[0]), out_for_child(out[1]), err_fd(err[0]), err_for_child(err[1]);
+    if (!made) return os_error("creating pipes for", "a probe child", made_errno);
     const long id = ++m_next_id;
     request["id"] = id;
     const std::string text = request.dump();
@@ -302,31 +289,30 @@ Result<ChildRun> ForkServer::run_child(nlohmann::json request, std::chrono::mill
     cmsg->cmsg_level = SOL_SOCKET;
     cmsg->cmsg_type = SCM_RIGHTS;
     cmsg->cmsg_len = CMSG_LEN(2 * sizeof(int));
-    const int passed[2] = {out[1], err[1]};
+    const int passed[2] = {out_for_child.get(), err_for_child.get()};
     std::memcpy(CMSG_DATA(cmsg), passed, sizeof passed);
     const auto started = Clock::now();
     ssize_t sent = -1;
     do {
-        sent = ::sendmsg(m_ctl, &msg, MSG_NOSIGNAL);
+        sent = ::sendmsg(m_ctl.get(), &msg, MSG_NOSIGNAL);
     } while (sent < 0 && errno == EINTR);
-    ::close(out[1]);
-    ::close(err[1]);
+    out_for_child.reset();
+    err_for_child.reset();
     if (sent < 0) {
-        ::close(out[0]);
-        ::close(err[0]);
+        out_fd.reset();
+        err_fd.reset();
         mark_dead();
         run.server_died = true;
         return run;
     }
 
-    int out_fd = out[0], err_fd = err[0];
     bool exited = false, killed = false, leftovers_killed = false;
     Clock::time_point deadline = started + timeout;
     Clock::time_point kill_at{}, give_up_at{}, drain_until{};
     std::vector<char> buf(k_max_message);
     for (;;) {
         const auto now = Clock::now();
-        if (exited && out_fd < 0 && err_fd < 0) break;
+        if (exited && !out_fd && !err_fd) break;
         if (exited && !leftovers_killed) {
             // Processes the child left behind in its group would keep the pipes open.
             ::kill(-run.pid, SIGKILL);
@@ -358,7 +344,7 @@ Result<ChildRun> ForkServer::run_child(nlohmann::json request, std::chrono::mill
             break;
         }
         Clock::time_point next = exited ? drain_until : run.timed_out ? (killed ? give_up_at : kill_at) : deadline;
-        pollfd fds[4] = {{out_fd, POLLIN, 0}, {err_fd, POLLIN, 0}, {m_ctl, POLLIN, 0}, {m_log, POLLIN, 0}};
+        pollfd fds[4] = {{out_fd.get(), POLLIN, 0}, {err_fd.get(), POLLIN, 0}, {m_ctl.get(), POLLIN, 0}, {m_log.get(), POLLIN, 0}};
         const int n = ::poll(fds, 4, ms_until(next));
         if (n < 0 && errno != EINTR) break;
         if (n <= 0) continue;
@@ -366,7 +352,7 @@ Result<ChildRun> ForkServer::run_child(nlohmann::json request, std::chrono::mill
         if (fds[1].fd >= 0 && (fds[1].revents & (POLLIN | POLLHUP | POLLERR))) read_into(err_fd, run.err);
         if (fds[3].fd >= 0 && (fds[3].revents & (POLLIN | POLLHUP | POLLERR))) drain_log();
         if (fds[2].fd >= 0 && (fds[2].revents & (POLLIN | POLLHUP | POLLERR))) {
-            const ssize_t got = ::recv(m_ctl, buf.data(), buf.size(), 0);
+            const ssize_t got = ::recv(m_ctl.get(), buf.data(), buf.size(), 0);
             if (got < 0 && (errno == EINTR || errno == EAGAIN)) continue;
             if (got <= 0) {
                 // The server died with the child running: the child is an orphan now.
@@ -384,16 +370,14 @@ Result<ChildRun> ForkServer::run_child(nlohmann::json request, std::chrono::mill
                 run.wait_status = reply.value("wait_status", 0);
                 exited = true;
             } else if (event == "rejected") {
-                for (int fd : {out_fd, err_fd})
-                    if (fd >= 0) ::close(fd);
                 return Error{"running a probe child with", m_python,
                              "the fork server rejected the request: " + reply.value("message", ""),
                              ExitCode::environment};
             }
         }
     }
-    for (int fd : {out_fd, err_fd})
-        if (fd >= 0) ::close(fd);
+    out_fd.reset();
+    err_fd.reset();
     run.wall_s = seconds_since(started);
     return run;
 }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "util/error.hpp"
+#include "util/unique_fd.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -78,8 +79,8 @@ private:
     void stop(std::chrono::milliseconds grace);
 
     pid_t m_pid = -1;
-    int m_ctl = -1;
-    int m_log = -1;  // the server's own stdout and stderr
+    UniqueFd m_ctl;
+    UniqueFd m_log;  // the server's own stdout and stderr
     std::string m_log_tail;
     std::string m_python;
     Handshake m_handshake;

@@ -1,5 +1,7 @@
 #include "probe/probe.hpp"
 
+#include "util/strings.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -16,9 +18,9 @@ EnvMap Configuration::env() const {
 
 std::string Configuration::key() const {
     if (changes.empty()) return "default";
-    std::string key;
-    for (const auto& c : changes) key += (key.empty() ? "" : "+") + c.id;
-    return key;
+    std::vector<std::string_view> ids;
+    for (const auto& c : changes) ids.push_back(c.id);
+    return join(ids, "+");
 }
 
 std::vector<std::string> Configuration::ids() const {
@@ -142,7 +144,7 @@ std::vector<std::string> Probe::all_ids() const {
     return ids;
 }
 
-Result<const RunResult*> Probe::run_one(const Configuration& c, const Scenario& s, const std::string& phase) {
+Result<const ScenarioResult*> Probe::run_one(const Configuration& c, const Scenario& s, const std::string& phase) {
     ConfigurationResult& r = slot(c);
     if (const auto it = r.results.find(s.id); it != r.results.end()) return &it->second;
     auto result = m_runner.run(s, c.env());
@@ -150,7 +152,7 @@ Result<const RunResult*> Probe::run_one(const Configuration& c, const Scenario& 
     ++m_child_runs;
     if (m_phase_counter) ++*m_phase_counter;
     ConfigurationResult& again = slot(c);
-    const RunResult* stored = &(again.results[s.id] = std::move(*result));
+    const ScenarioResult* stored = &(again.results[s.id] = std::move(*result));
     if (m_bisect) m_bisect->steps.push_back({c.key(), s.id, stored->outcome, phase});
     m_eta.add(scenario_work(s), stored->wall_s);
     std::erase(m_pending, &s);

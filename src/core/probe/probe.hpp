@@ -32,7 +32,7 @@ struct Configuration {
 
 struct ConfigurationResult {
     Configuration configuration;
-    std::map<std::string, RunResult> results;  // by scenario id
+    std::map<std::string, ScenarioResult> results;  // by scenario id
 
     // No failure among `ids` (scenarios never run here count as not passing).
     [[nodiscard]] bool passes(const std::vector<std::string>& ids) const;
@@ -67,7 +67,7 @@ struct ProgressEvent {
     std::string phase;  // "baseline", "search", "verify", "fastest"
     const Configuration* configuration = nullptr;
     const Scenario* scenario = nullptr;
-    const RunResult* result = nullptr;
+    const ScenarioResult* result = nullptr;
 };
 using ProgressSink = std::function<void(const ProgressEvent&)>;
 
@@ -109,7 +109,7 @@ public:
 private:
     // Runs the scenarios (failing-first order) under `c` until one fails; cached.
     Result<bool> test(const Configuration& c, const std::vector<std::string>& ids, const std::string& phase);
-    Result<const RunResult*> run_one(const Configuration& c, const Scenario& s, const std::string& phase);
+    Result<const ScenarioResult*> run_one(const Configuration& c, const Scenario& s, const std::string& phase);
     ConfigurationResult& slot(const Configuration& c);
     [[nodiscard]] const Scenario& scenario(const std::string& id) const;
     [[nodiscard]] std::vector<std::string> all_ids() const;

@@ -47,7 +47,7 @@ nlohmann::json configuration_json(const ConfigurationResult& c) {
 
 }  // namespace
 
-std::string describe(const RunResult& r) {
+std::string describe(const ScenarioResult& r) {
     std::string out(outcome_name(r.outcome));
     if (r.outcome == Outcome::ok) return fmt::format("ok {:.3g} ms", r.median_ms);
     if (!r.detail.empty()) out += fmt::format(" ({})", r.detail);
@@ -74,7 +74,7 @@ DeviceInfo device_info(const ProbeRun& run, const std::string& torch_device, con
     return d;
 }
 
-nlohmann::json result_to_json(const RunResult& r) {
+nlohmann::json result_to_json(const ScenarioResult& r) {
     nlohmann::json j = {{"outcome", outcome_name(r.outcome)}, {"detail", r.detail}, {"wall_s", r.wall_s}};
     if (r.outcome == Outcome::ok) j["median_ms"] = r.median_ms;
     if (!r.message.empty()) j["message"] = r.message;

@@ -26,7 +26,7 @@ struct DeviceInfo {
 // From the first worker report that carries them.
 DeviceInfo device_info(const ProbeRun& run, const std::string& torch_device, const std::string& python);
 
-nlohmann::json result_to_json(const RunResult& r);
+nlohmann::json result_to_json(const ScenarioResult& r);
 nlohmann::json probe_to_json(const ProbeRun& run, const DeviceInfo& device);
 
 // The failures of one configuration (the default, for the saved map).
@@ -56,6 +56,6 @@ std::string profile_toml(const ProbeRun& run, const Configuration& config, const
                          const DeviceInfo& device, const std::string& profile_name, const std::string& fault_map_path);
 
 // "ok 1.8 ms", "crash (SIGABRT) Memory access fault ..." — the progress and table cell.
-std::string describe(const RunResult& r);
+std::string describe(const ScenarioResult& r);
 
 }  // namespace rmcp::probe

@@ -75,9 +75,9 @@ std::string_view outcome_name(Outcome o) {
     return "crash";
 }
 
-Result<RunResult> classify_child(int wait_status, bool timed_out, std::string_view stdout_text,
+Result<ScenarioResult> classify_child(int wait_status, bool timed_out, std::string_view stdout_text,
                                  std::string_view stderr_text, const CrashClassifier& classify) {
-    RunResult r;
+    ScenarioResult r;
     const auto report = last_report(stdout_text);
     if (report) r.report = *report;
     const std::string status = report ? report->value("status", "") : "";
@@ -137,7 +137,7 @@ Result<std::string> resolve_interpreter(const std::string& python, const std::st
     const auto executable = [](const std::string& p) { return ::access(p.c_str(), X_OK) == 0; };
     if (python.find('/') != std::string::npos) {
         if (executable(python)) return python;
-        return Error{"starting the probe worker with", python, std::strerror(errno), ExitCode::environment};
+        return os_error("starting the probe worker with", python, errno);
     }
     std::size_t pos = 0;
     while (pos <= path_env.size()) {
@@ -243,7 +243,7 @@ Result<DeviceQuery> ZygoteRunner::query_device() {
     return q;
 }
 
-Result<RunResult> ZygoteRunner::run(const Scenario& scenario, const EnvMap& env) {
+Result<ScenarioResult> ZygoteRunner::run(const Scenario& scenario, const EnvMap& env) {
     EnvMap import_env;
     for (const auto& name : m_options.import_time)
         if (const auto it = env.find(name); it != env.end()) import_env.insert(*it);

@@ -1,6 +1,6 @@
 // Running one scenario under one configuration in its own child process (forked from the
 // worker's fork server), and classifying what happened. ScenarioRunner is the seam: the orchestrator and --bisect
-// only see RunResults, so their logic is tested with a scripted runner (unit tests) and
+// only see ScenarioResults, so their logic is tested with a scripted runner (unit tests) and
 // end to end with the real worker and its test-only fault injector (CLI tests).
 #pragma once
 
@@ -27,7 +27,7 @@ enum class Outcome {
 std::string_view outcome_name(Outcome o);
 inline bool is_failure(Outcome o) { return o == Outcome::wrong || o == Outcome::crash || o == Outcome::hang; }
 
-struct RunResult {
+struct ScenarioResult {
     Outcome outcome = Outcome::crash;
     double median_ms = 0;          // ok only
     std::string detail;            // "SIGABRT", "error 1.08 > 0.002", "timeout after 5 s", ...
@@ -43,7 +43,7 @@ class ScenarioRunner {
 public:
     virtual ~ScenarioRunner() = default;
     // `env` are the configuration's changes on top of the inherited environment.
-    virtual Result<RunResult> run(const Scenario& scenario, const EnvMap& env) = 0;
+    virtual Result<ScenarioResult> run(const Scenario& scenario, const EnvMap& env) = 0;
 };
 
 // Recognises a crash's stderr against the knowledge base (the explain matcher); returns
@@ -96,7 +96,7 @@ public:
     Result<Handshake> start();
     Result<DeviceQuery> query_device();
     void set_device(std::string device) { m_options.device = std::move(device); }
-    Result<RunResult> run(const Scenario& scenario, const EnvMap& env) override;
+    Result<ScenarioResult> run(const Scenario& scenario, const EnvMap& env) override;
 
     [[nodiscard]] int servers_started() const { return m_started; }
     [[nodiscard]] int restarts() const { return m_restarts; }
@@ -118,7 +118,7 @@ private:
 // Classifies a finished child from its wait status, output and whether the timeout cut it.
 // Exposed for unit tests. Returns an error for worker environment failures (exit 3) and
 // usage errors (exit 2): the probe cannot go on.
-Result<RunResult> classify_child(int wait_status, bool timed_out, std::string_view stdout_text,
+Result<ScenarioResult> classify_child(int wait_status, bool timed_out, std::string_view stdout_text,
                                  std::string_view stderr_text, const CrashClassifier& classify);
 
 // Finds `python` (a path, or a name looked up in PATH); error: ExitCode::environment.

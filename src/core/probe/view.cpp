@@ -225,7 +225,7 @@ Result<Grid> grid_from_json(const nlohmann::json& result) {
 
 Result<nlohmann::json> load_result(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
-    if (!in) return Error{"reading probe result", path, std::strerror(errno), ExitCode::usage, errno};
+    if (!in) return os_error("reading probe result", path, errno, ExitCode::usage);
     std::ostringstream text;
     text << in.rdbuf();
     const std::string s = text.str();

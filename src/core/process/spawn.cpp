@@ -21,10 +21,6 @@ namespace {
 // ceiling by default (/proc/sys/fs/pipe-max-size). Failure only costs speed.
 constexpr int k_pipe_size = 1 << 20;
 
-Error os_failure(std::string_view doing, std::string_view path, int err) {
-    return Error{std::string(doing), std::string(path), std::strerror(err), ExitCode::environment, err};
-}
-
 void set_cloexec(int fd) { ::fcntl(fd, F_SETFD, ::fcntl(fd, F_GETFD) | FD_CLOEXEC); }
 
 // The child's stdout and stderr when rmcp reads them: our read ends, and the child's ends
@@ -36,7 +32,7 @@ struct OutputEnds {
 
 Status make_pipe(UniqueFd& read_end, UniqueFd& write_end) {
     int fds[2];
-    if (::pipe2(fds, O_CLOEXEC) != 0) return os_failure("creating pipe for", "child output", errno);
+    if (::pipe2(fds, O_CLOEXEC) != 0) return os_error("creating pipe for", "child output", errno);
     read_end.reset(fds[0]);
     write_end.reset(fds[1]);
     ::fcntl(fds[0], F_SETPIPE_SZ, k_pipe_size);
@@ -49,7 +45,7 @@ Status make_pty(UniqueFd& master, UniqueFd& slave, std::string& slave_path) {
     char name[256] = {};
     int master_fd = -1, slave_fd = -1;
     if (::openpty(&master_fd, &slave_fd, name, nullptr, nullptr) != 0)
-        return os_failure("opening pseudo-terminal for", "child output", errno);
+        return os_error("opening pseudo-terminal for", "child output", errno);
     master.reset(master_fd);
     slave.reset(slave_fd);
     set_cloexec(master_fd);
@@ -93,7 +89,7 @@ Status move_sources_above_targets(std::vector<ChildFd>& actions, std::vector<Uni
     for (auto& a : actions) {
         if (a.parent_fd < 0 || a.parent_fd > highest_target) continue;
         const int moved = ::fcntl(a.parent_fd, F_DUPFD_CLOEXEC, highest_target + 1);
-        if (moved < 0) return os_failure("duplicating a descriptor for", "the child", errno);
+        if (moved < 0) return os_error("duplicating a descriptor for", "the child", errno);
         copies.emplace_back(moved);
         a.parent_fd = moved;
     }
@@ -239,8 +235,8 @@ Result<SpawnedChild> spawn(const SpawnRequest& request) {
     pid_t pid = -1;
     const int rc = ::posix_spawnp(&pid, request.argv.front().c_str(), &spawn_attr.actions, &spawn_attr.attr,
                                   argv.data(), envp.data());
-    if (rc != 0) return os_failure("starting", request.argv.front(), rc);
-    return SpawnedChild{pid, ends.read_out.release(), ends.read_err.release()};
+    if (rc != 0) return os_error("starting", request.argv.front(), rc);
+    return SpawnedChild{pid, std::move(ends.read_out), std::move(ends.read_err)};
 }
 
 }  // namespace rmcp::process

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "util/error.hpp"
+#include "util/unique_fd.hpp"
 
 #include <csignal>
 #include <fcntl.h>
@@ -54,8 +55,8 @@ struct SpawnRequest {
 
 struct SpawnedChild {
     pid_t pid = -1;   // with ProcessGroup::own also its process group id (and session id with a pty)
-    int out_fd = -1;  // read end of the child's stdout (pipe, or pty master); the caller closes it
-    int err_fd = -1;  // read end of the child's stderr
+    UniqueFd out_fd;  // read end of the child's stdout (pipe, or pty master), when output was set
+    UniqueFd err_fd;  // read end of the child's stderr
 };
 
 // Errors: ExitCode::usage for an empty argv, else ExitCode::environment with os_error set

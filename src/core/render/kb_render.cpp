@@ -2,6 +2,7 @@
 
 #include "kb/describe.hpp"
 #include "kb/predicate.hpp"
+#include "util/strings.hpp"
 
 #include <fmt/format.h>
 
@@ -114,9 +115,7 @@ std::string render_kb_show_text(const kb::Entry& e, const Style& style) {
     for (const auto& s : e.signatures) {
         out += "  /" + s.pattern + "/\n";
         if (!s.context.empty()) {
-            std::string words;
-            for (const auto& w : s.context) words += (words.empty() ? "" : ", ") + w;
-            out += fmt::format("    context within {} lines: {}\n", s.window, words);
+            out += fmt::format("    context within {} lines: {}\n", s.window, join(s.context, ", "));
         }
     }
     out += "\n" + style.bold("Fixes (first one first; rmcp patch show ID):") + "\n";
@@ -208,8 +207,7 @@ std::string render_kb_lint_text(const std::vector<kb::LintProblem>& problems, st
     std::string out;
     for (const auto& p : problems)
         out += fmt::format("{} {} [{}]: {}\n", style.yellow(p.entry), style.dim("(" + p.file + ")"), p.check, p.message);
-    std::string machines;
-    for (const auto& h : healthy) machines += (machines.empty() ? "" : ", ") + h;
+    const std::string machines = join(healthy, ", ");
     out += fmt::format("{} entries checked, {} problem{}; healthy machines: {}\n", entries, problems.size(),
                        problems.size() == 1 ? "" : "s", machines.empty() ? "none given" : machines);
     return out;

@@ -84,11 +84,8 @@ std::vector<std::string> components(std::string_view path) {
     return out;
 }
 
-std::string join(const std::vector<std::string>& names) {
-    std::string out;
-    for (const auto& n : names) out += "/" + n;
-    return out.empty() ? std::string("/") : out;
-}
+// "/a/b" from {"a", "b"}; "/" from none.
+std::string absolute_path(const std::vector<std::string>& names) { return "/" + join(names, "/"); }
 
 bool reads_content(int flags) { return (flags & O_PATH) == 0; }
 
@@ -98,12 +95,6 @@ std::atomic<int> g_openat2_state{0};
 
 long sys_openat2(int dirfd, const char* path, open_how* how) {
     return ::syscall(SYS_openat2, dirfd, path, how, sizeof(open_how));
-}
-
-std::string parent_of(std::string_view path) {
-    const auto slash = path.rfind('/');
-    if (slash == std::string_view::npos || slash == 0) return "/";
-    return std::string(path.substr(0, slash));
 }
 
 }  // namespace
@@ -141,7 +132,7 @@ std::string normalise_path(std::string_view path) {
         }
         parts.push_back(std::move(c));
     }
-    return join(parts);
+    return absolute_path(parts);
 }
 
 int read_fd(int fd, std::size_t limit, std::string& out, bool* truncated) {
@@ -174,9 +165,8 @@ bool Root::kernel_has_openat2() {
         open_how how{};
         how.flags = O_PATH | O_CLOEXEC;
         how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
-        const long fd = sys_openat2(AT_FDCWD, "/", &how);
-        if (fd >= 0) {
-            ::close(static_cast<int>(fd));
+        const UniqueFd fd(static_cast<int>(sys_openat2(AT_FDCWD, "/", &how)));
+        if (fd) {
             g_openat2_state = 1;
         } else {
             g_openat2_state = (errno == ENOSYS || errno == EPERM || errno == E2BIG || errno == EINVAL) ? -1 : 1;
@@ -201,7 +191,7 @@ Result<Root> Root::open(std::filesystem::path base, Resolver resolver) {
     if (ec) root.m_base = std::filesystem::absolute(base).lexically_normal();
     // The base itself is the user's choice: the one path opened the ordinary way.
     const int fd = ::open(root.m_base.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0) return Error{"opening root", root.m_base.string(), std::strerror(errno), ExitCode::usage, errno};
+    if (fd < 0) return os_error("opening root", root.m_base.string(), errno, ExitCode::usage);
     root.m_base_fd = std::make_shared<UniqueFd>(fd);
 
     // Metadata is read directly, never recorded: it describes the snapshot, not the host.
@@ -321,7 +311,7 @@ WalkResult Root::walk(std::string_view path, int flags, LinkPolicy links, const 
         const auto cur = [&] { return dirs.empty() ? m_base_fd->get() : dirs.back().get(); };
         const auto fail = [&](int err, std::string component, const std::deque<std::string>& todo) {
             out.error = err;
-            out.resolved = join(names);
+            out.resolved = absolute_path(names);
             out.rest.assign(1, std::move(component));
             out.rest.insert(out.rest.end(), todo.begin(), todo.end());
             return std::move(out);
@@ -353,7 +343,7 @@ WalkResult Root::walk(std::string_view path, int flags, LinkPolicy links, const 
                 if (n < 0) return fail(errno, std::move(comp), todo);
                 if (static_cast<std::size_t>(n) >= buf.size()) return fail(ENAMETOOLONG, std::move(comp), todo);
                 const std::string target(buf.data(), static_cast<std::size_t>(n));
-                if (observer) (*observer)(join(names) == "/" ? "/" + comp : join(names) + "/" + comp, target);
+                if (observer) (*observer)(absolute_path(names) == "/" ? "/" + comp : absolute_path(names) + "/" + comp, target);
                 if (target.empty()) return fail(ENOENT, std::move(comp), todo);
                 if (target.front() == '/') {
                     dirs.clear();
@@ -365,7 +355,7 @@ WalkResult Root::walk(std::string_view path, int flags, LinkPolicy links, const 
             }
             if (last) {
                 names.push_back(comp);
-                out.resolved = join(names);
+                out.resolved = absolute_path(names);
                 if (!reads_content(flags)) {
                     // O_PATH: the object itself (a link when keep_last stopped at one).
                     out.fd = std::move(fd);
@@ -396,7 +386,7 @@ WalkResult Root::walk(std::string_view path, int flags, LinkPolicy links, const 
         }
         if (again) continue;
         // The path ended on a directory (the root itself, or after "..").
-        out.resolved = join(names);
+        out.resolved = absolute_path(names);
         out.fd = UniqueFd(::openat(cur(), ".", flags | O_CLOEXEC));
         if (!out.fd) out.error = errno;
         return out;
@@ -438,7 +428,7 @@ std::optional<int> Root::recorded_error(std::string_view path) const {
 }
 
 Error Root::failure(std::string_view doing, std::string_view path, int err) const {
-    return Error{std::string(doing), host_path(path), std::strerror(err), ExitCode::environment, err};
+    return os_error(doing, host_path(path), err);
 }
 
 Result<std::string> Root::read_file(std::string_view path, std::size_t limit, bool* truncated) const {
@@ -479,7 +469,7 @@ Result<std::vector<std::string>> Root::list_dir(std::string_view path) const {
     const std::string dir_path = normalise_path(path);
     const auto add_children = [&](const auto& overrides) {
         for (const auto& [p, _] : overrides)
-            if (parent_of(p) == dir_path && p.size() > dir_path.size())
+            if (dirname(p) == dir_path && p.size() > dir_path.size())
                 names.emplace(p.substr(p.rfind('/') + 1));
     };
     add_children(m_error_overrides);

@@ -2,6 +2,7 @@
 
 #include "util/aligned_buffer.hpp"
 #include "util/strings.hpp"
+#include "util/unique_fd.hpp"
 
 #include <fmt/format.h>
 
@@ -91,21 +92,21 @@ public:
         sigemptyset(&m_handled);
         for (const int s : {SIGINT, SIGTERM, SIGHUP, SIGCHLD, SIGWINCH}) sigaddset(&m_handled, s);
         ::pthread_sigmask(SIG_BLOCK, &m_handled, &m_old_mask);
-        m_fd = ::signalfd(-1, &m_handled, SFD_CLOEXEC | SFD_NONBLOCK);
+        m_fd.reset(::signalfd(-1, &m_handled, SFD_CLOEXEC | SFD_NONBLOCK));
         // A closed reader of our stdout must be an EPIPE we can act on, not our death.
         struct sigaction ignore {};
         ignore.sa_handler = SIG_IGN;
         ::sigaction(SIGPIPE, &ignore, &m_old_pipe);
     }
     ~SignalState() {
-        if (m_fd >= 0) ::close(m_fd);
+        m_fd.reset();
         ::sigaction(SIGPIPE, &m_old_pipe, nullptr);
         ::pthread_sigmask(SIG_SETMASK, &m_old_mask, nullptr);
     }
     SignalState(const SignalState&) = delete;
     SignalState& operator=(const SignalState&) = delete;
 
-    [[nodiscard]] int fd() const { return m_fd; }
+    [[nodiscard]] int fd() const { return m_fd.get(); }
     [[nodiscard]] const sigset_t& child_mask() const { return m_old_mask; }
     [[nodiscard]] bool sigpipe_was_default() const { return m_old_pipe.sa_handler == SIG_DFL; }
 
@@ -113,7 +114,7 @@ public:
     std::vector<int> take() {
         std::vector<int> out;
         signalfd_siginfo info{};
-        while (::read(m_fd, &info, sizeof info) == static_cast<ssize_t>(sizeof info))
+        while (::read(m_fd.get(), &info, sizeof info) == static_cast<ssize_t>(sizeof info))
             out.push_back(static_cast<int>(info.ssi_signo));
         return out;
     }
@@ -122,35 +123,32 @@ private:
     sigset_t m_handled{};
     sigset_t m_old_mask{};
     struct sigaction m_old_pipe {};
-    int m_fd = -1;
+    UniqueFd m_fd;
 };
 
 class LogSink {
 public:
     LogSink(const std::string& path, Diagnostics& diag) : m_path(path), m_diag(diag) {
         if (path.empty()) return;
-        m_fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-        if (m_fd < 0) m_diag.warning(fmt::format("opening log {}: {}; not logging", path, std::strerror(errno)));
+        m_fd.reset(::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644));
+        if (!m_fd) m_diag.warning(fmt::format("opening log {}: {}; not logging", path, std::strerror(errno)));
     }
-    ~LogSink() {
-        if (m_fd >= 0) ::close(m_fd);
-    }
+    ~LogSink() = default;
     LogSink(const LogSink&) = delete;
     LogSink& operator=(const LogSink&) = delete;
 
     void write(std::string_view bytes) {
-        if (m_fd < 0) return;
-        if (const int err = write_all(m_fd, bytes.data(), bytes.size()); err != 0) {
+        if (!m_fd) return;
+        if (const int err = write_all(m_fd.get(), bytes.data(), bytes.size()); err != 0) {
             m_diag.warning(fmt::format("writing log {}: {}; not logging any more", m_path, std::strerror(err)));
-            ::close(m_fd);
-            m_fd = -1;
+            m_fd.reset();
         }
     }
 
 private:
     std::string m_path;
     Diagnostics& m_diag;
-    int m_fd = -1;
+    UniqueFd m_fd;
 };
 
 // The line containing a match that ended at end_offset, from the bytes of this chunk and
@@ -236,9 +234,9 @@ public:
         }
         m_pid = child->pid;
         m_attempt.pid = child->pid;
-        m_fds[0] = child->out_fd;
-        m_fds[1] = child->err_fd;
-        for (std::size_t i = 0; i < 2; ++i) m_tee[i] = is_pipe(m_fds[i]) && is_pipe(i == 0 ? m_options.out_fd : m_options.err_fd);
+        m_fds[0] = std::move(child->out_fd);
+        m_fds[1] = std::move(child->err_fd);
+        for (std::size_t i = 0; i < 2; ++i) m_tee[i] = is_pipe(m_fds[i].get()) && is_pipe(i == 0 ? m_options.out_fd : m_options.err_fd);
         relay_until_done(t0);
         m_attempt.duration_s = std::chrono::duration<double>(Clock::now() - t0).count();
         if (m_watcher)
@@ -258,7 +256,7 @@ private:
         const bool watch_stall = m_options.stall_timeout_s > 0;
         const auto stall = seconds_to_ms(m_options.stall_timeout_s);
         for (;;) {
-            const bool open = m_fds[0] >= 0 || m_fds[1] >= 0;
+            const bool open = m_fds[0].valid() || m_fds[1].valid();
             if (m_done && !open) break;
             auto now = Clock::now();
             if (m_done && !drain_until) {
@@ -308,14 +306,14 @@ private:
 
             std::array<pollfd, 3> p{};
             p[0] = {m_signals.fd(), POLLIN, 0};
-            p[1] = {m_fds[0], POLLIN, 0};  // a negative fd is ignored by poll
-            p[2] = {m_fds[1], POLLIN, 0};
+            p[1] = {m_fds[0].get(), POLLIN, 0};  // a negative fd is ignored by poll
+            p[2] = {m_fds[1].get(), POLLIN, 0};
             const int ready = ::poll(p.data(), p.size(), timeout);
             if (ready < 0 && errno != EINTR) break;
             if (ready <= 0) continue;
             if (p[0].revents) handle_signals();
             for (std::size_t s = 0; s < 2; ++s)
-                if (m_fds[s] >= 0 && p[s + 1].revents) {
+                if (m_fds[s].valid() && p[s + 1].revents) {
                     if (read_stream(s)) {
                         last_output = Clock::now();
                         if (drain_until) drain_until = last_output + k_drain_quiet;
@@ -326,7 +324,7 @@ private:
 
     // Stops relaying with the pipes still open: whoever holds them is named in the report.
     void stop_relaying() {
-        const bool open = m_fds[0] >= 0 || m_fds[1] >= 0;
+        const bool open = m_fds[0].valid() || m_fds[1].valid();
         close_stream(0);
         close_stream(1);
         if (!open || m_pid <= 0) return;
@@ -360,7 +358,7 @@ private:
             if (err != 0) relay_failed(s, err);
         }
         const std::size_t want = relayed > 0 ? relayed : m_buffer.size();
-        ssize_t n = ::read(m_fds[s], m_buffer.data(), want);
+        ssize_t n = ::read(m_fds[s].get(), m_buffer.data(), want);
         if (n < 0) {
             if (errno == EINTR || errno == EAGAIN) return false;
             close_stream(s);  // EIO: the pty's last slave closed
@@ -372,7 +370,7 @@ private:
         }
         // What tee() duplicated is in the pipe: take exactly that, or it would be relayed twice.
         while (static_cast<std::size_t>(n) < relayed) {
-            const ssize_t more = ::read(m_fds[s], m_buffer.data() + n, relayed - static_cast<std::size_t>(n));
+            const ssize_t more = ::read(m_fds[s].get(), m_buffer.data() + n, relayed - static_cast<std::size_t>(n));
             if (more > 0) n += more;
             else if (more == 0 || errno != EINTR) break;
         }
@@ -395,7 +393,7 @@ private:
     // EINVAL (not two pipes after all) turns tee off for the stream: read and write it is.
     int tee_to(std::size_t s, int dest, std::size_t& relayed) {
         for (;;) {
-            const ssize_t n = ::tee(m_fds[s], dest, m_buffer.size(), SPLICE_F_NONBLOCK);
+            const ssize_t n = ::tee(m_fds[s].get(), dest, m_buffer.size(), SPLICE_F_NONBLOCK);
             if (n >= 0) {
                 relayed = static_cast<std::size_t>(n);
                 return 0;
@@ -479,8 +477,8 @@ private:
             case SIGCHLD: reap(); break;
             case SIGWINCH:
                 if (m_options.terminal == Terminal::pty)
-                    for (const int fd : m_fds)
-                        if (fd >= 0) process::copy_window_size(fd);
+                    for (const auto& fd : m_fds)
+                        if (fd) process::copy_window_size(fd.get());
                 break;
             case SIGINT: {
                 const auto now = Clock::now();
@@ -534,8 +532,7 @@ private:
     }
 
     void close_stream(std::size_t s) {
-        if (m_fds[s] >= 0) ::close(m_fds[s]);
-        m_fds[s] = -1;
+        m_fds[s].reset();
     }
 
     void read_allocations(const std::string& path) {
@@ -557,7 +554,7 @@ private:
     Attempt& m_attempt;
     pid_t m_pid = -1;
     bool m_done = false;
-    std::array<int, 2> m_fds{-1, -1};
+    std::array<UniqueFd, 2> m_fds;
     std::array<bool, 2> m_sink_broken{false, false};
     std::array<bool, 2> m_tee{false, false};  // relay by tee(2): both ends are pipes
     bool m_close_after = false;
@@ -644,7 +641,7 @@ RunResult supervise(const RunOptions& options, Diagnostics& diag) {
         });
         attempt.gpu_failure = attempt.end != AttemptEnd::not_started && failed && (gpu_match || attempt.stalled);
         if (attempt.end == AttemptEnd::not_started) {
-            diag.report(Severity::error, attempt.error);
+            diag.report(MessageLevel::error, attempt.error);
             break;
         }
         const bool user_stopped = attempt.forwarded_signal != 0 || attempt.killed_after_interrupt;

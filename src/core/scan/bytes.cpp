@@ -1,5 +1,7 @@
 #include "scan/bytes.hpp"
 
+#include "util/unique_fd.hpp"
+
 #include <cerrno>
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -12,32 +14,21 @@ namespace rmcp::scan {
 
 Result<MappedFile> MappedFile::open(const std::string& path) {
     // O_NONBLOCK: a FIFO given by mistake must not hang the scan (map() refuses it).
-    const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-    if (fd < 0) {
-        const int err = errno;
-        return Error{"opening", path, std::strerror(err), ExitCode::environment, err};
-    }
-    auto mapped = map(fd, path);
-    ::close(fd);  // the mapping keeps the file alive
-    return mapped;
+    const UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
+    if (!fd) return os_error("opening", path, errno);
+    return map(fd.get(), path);  // the mapping keeps the file alive once fd closes
 }
 
 Result<MappedFile> MappedFile::map(int fd, std::string_view shown) {
     const std::string path(shown);
     struct stat st {};
-    if (::fstat(fd, &st) != 0) {
-        const int err = errno;
-        return Error{"inspecting", path, std::strerror(err), ExitCode::environment, err};
-    }
+    if (::fstat(fd, &st) != 0) return os_error("inspecting", path, errno);
     if (!S_ISREG(st.st_mode)) return Error{"opening", path, "not a regular file", ExitCode::usage, 0};
     MappedFile f;
     f.m_size = static_cast<std::size_t>(st.st_size);
     if (f.m_size > 0) {
         void* p = ::mmap(nullptr, f.m_size, PROT_READ, MAP_PRIVATE, fd, 0);
-        if (p == MAP_FAILED) {
-            const int err = errno;
-            return Error{"mapping", path, std::strerror(err), ExitCode::environment, err};
-        }
+        if (p == MAP_FAILED) return os_error("mapping", path, errno);
         f.m_data = static_cast<const unsigned char*>(p);
         // Headers and tables are read here and there: no read-ahead and no fault-around,
         // which would otherwise map 64 KiB around every header touched (888 bundle

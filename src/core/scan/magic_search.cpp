@@ -18,17 +18,10 @@ namespace {
 constexpr std::array<std::string_view, 3> k_magics = {
     std::string_view("\x7f" "ELF\x02\x01\x01", 7), k_bundle_magic, k_compressed_magic};
 
-struct Database {
-    hs_database_t* db = nullptr;
-    ~Database() {
-        if (db) hs_free_database(db);
-    }
-};
-
 // nullptr when Hyperscan cannot compile here (a CPU without SSSE3): the caller falls back.
 const hs_database_t* database() {
-    static const std::unique_ptr<Database> compiled = [] {
-        auto out = std::make_unique<Database>();
+    static const hyperscan::Database compiled = []() -> hyperscan::Database {
+        hs_database_t* db = nullptr;
         std::array<const char*, k_magics.size()> expressions{};
         std::array<std::size_t, k_magics.size()> lengths{};
         std::array<unsigned, k_magics.size()> ids{};
@@ -40,22 +33,15 @@ const hs_database_t* database() {
         }
         hs_compile_error_t* error = nullptr;
         if (hs_compile_lit_multi(expressions.data(), flags.data(), ids.data(), lengths.data(),
-                                 static_cast<unsigned>(k_magics.size()), HS_MODE_BLOCK, nullptr, &out->db,
+                                 static_cast<unsigned>(k_magics.size()), HS_MODE_BLOCK, nullptr, &db,
                                  &error) != HS_SUCCESS) {
             if (error) hs_free_compile_error(error);
-            out->db = nullptr;
+            return nullptr;
         }
-        return out;
+        return hyperscan::Database(db);
     }();
-    return compiled->db;
+    return compiled.get();
 }
-
-struct Scratch {
-    hs_scratch_t* scratch = nullptr;
-    ~Scratch() {
-        if (scratch) hs_free_scratch(scratch);
-    }
-};
 
 constexpr std::size_t k_longest_magic =
     std::max_element(k_magics.begin(), k_magics.end(), [](auto a, auto b) { return a.size() < b.size(); })->size();
@@ -94,14 +80,14 @@ void find_with_memmem(Bytes range, std::uint64_t starts_before, std::vector<std:
 void find_magics(Bytes range, std::uint64_t starts_before, std::vector<std::uint64_t>& hits) {
     const auto first = hits.size();
     const hs_database_t* db = database();
-    thread_local Scratch scratch;
+    thread_local hyperscan::Scratch scratch;
     // Hyperscan takes 32-bit lengths; the sweep hands it windows of a few MiB.
-    const bool usable = db && range.size() <= UINT32_MAX && hs_alloc_scratch(db, &scratch.scratch) == HS_SUCCESS;
+    const bool usable = db && range.size() <= UINT32_MAX && hyperscan::alloc_scratch(db, scratch) == HS_SUCCESS;
     Collect collect{&hits, starts_before};
     const auto scan_piece = [&](const char* data, std::size_t size, std::uint64_t offset, std::uint64_t seen_until) {
         collect.offset = offset;
         collect.seen_until = seen_until;
-        return hs_scan(db, data, static_cast<unsigned>(size), 0, scratch.scratch, &on_match, &collect);
+        return hs_scan(db, data, static_cast<unsigned>(size), 0, scratch.get(), &on_match, &collect);
     };
     if (!usable || hyperscan::scan_without_overread(as_chars(range), k_longest_magic - 1, hs_error_t{HS_SUCCESS},
                                                      scan_piece) != HS_SUCCESS) {

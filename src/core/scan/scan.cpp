@@ -1,5 +1,6 @@
 #include "scan/scan.hpp"
 
+#include "util/strings.hpp"
 #include "scan/magic_search.hpp"
 
 #include <fmt/format.h>
@@ -31,11 +32,6 @@ struct Section {
     std::uint64_t offset = 0;
     std::uint64_t size = 0;
 };
-
-std::string_view basename_view(std::string_view path) {
-    const auto slash = path.rfind('/');
-    return slash == std::string_view::npos ? path : path.substr(slash + 1);
-}
 
 // Section table of a host ELF64LE, with names; every offset checked against the file.
 std::vector<Section> read_sections(Bytes f, std::vector<Warning>& warnings) {
@@ -331,14 +327,14 @@ std::vector<std::string> FileScan::targets() const {
 }
 
 std::optional<FileKind> name_only_kind(std::string_view name) {
-    name = basename_view(name);
+    name = basename(name);
     if (name.ends_with(".kdb")) return FileKind::miopen_kdb;
     if (name.starts_with("TensileLibrary") && name.ends_with(".dat")) return FileKind::tensile_data;
     return std::nullopt;
 }
 
 std::optional<std::string> target_from_file_name(std::string_view name, FileKind kind) {
-    name = basename_view(name);
+    name = basename(name);
     const auto is_name_char = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
     if (kind == FileKind::tensile_data) {
         // TensileLibrary_lazy_gfx1030.dat, TensileLibrary_gfx90a.dat, ..._gfx1030_fallback.dat
@@ -371,7 +367,7 @@ std::optional<std::string> target_from_file_name(std::string_view name, FileKind
 }
 
 bool is_scannable_name(std::string_view name) {
-    name = basename_view(name);
+    name = basename(name);
     if (name_only_kind(name)) return true;
     if (name.ends_with(".co") || name.ends_with(".hsaco")) return true;
     return name.ends_with(".so") || name.find(".so.") != std::string_view::npos;

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "util/strings.hpp"
+#include "util/unique_fd.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -26,12 +27,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string parent_of(const std::string& path) {
-    const auto slash = path.rfind('/');
-    return slash == 0 || slash == std::string::npos ? "/" : path.substr(0, slash);
-}
-
-std::string file_name(const std::string& path) { return path.substr(path.rfind('/') + 1); }
 
 // "libamdhip64.so.5.2.21153" → "5.2.21153": what a library's file name says of its version.
 std::string version_from_name(const std::string& name) {
@@ -138,7 +133,7 @@ public:
         case Reduction::none:
             if (looks_binary(content)) {
                 // Detect only asks whether a library exists: its size and version say enough.
-                const auto version = version_from_name(file_name(path));
+                const auto version = version_from_name(std::string(basename(path)));
                 m_plan.meta.push_back(fmt::format("binary {} size={}{}", path, st.st_size,
                                                   version.empty() ? "" : " version=" + version));
                 m_plan.binaries.insert(path);
@@ -167,20 +162,17 @@ private:
         const LinkObserver observer = [&](const std::string& link, const std::string& target) {
             m_plan.links.emplace(link, target);
         };
-        const auto w = m_root.walk(parent_of(normalise_path(path)), O_PATH, LinkPolicy::follow, &observer);
+        const auto w = m_root.walk(dirname(normalise_path(path)), O_PATH, LinkPolicy::follow, &observer);
         keep_directory(w.resolved);
     }
 
     // Whether the directory can be listed (EACCES on a directory detect lists is a fact).
     static int listing_error(int fd) {
-        const int copy = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
-        if (copy < 0) return errno;
-        DIR* dir = ::fdopendir(copy);
-        if (!dir) {
-            const int err = errno;
-            ::close(copy);
-            return err;
-        }
+        UniqueFd copy(::fcntl(fd, F_DUPFD_CLOEXEC, 0));
+        if (!copy) return errno;
+        DIR* dir = ::fdopendir(copy.get());
+        if (!dir) return errno;
+        copy.release();  // the DIR owns it now
         errno = 0;
         while (::readdir(dir) != nullptr) {
         }

@@ -1,5 +1,6 @@
 #include "util/atomic_file.hpp"
 
+#include "util/strings.hpp"
 #include "util/unique_fd.hpp"
 
 #include <array>
@@ -13,15 +14,6 @@
 namespace rmcp {
 
 namespace {
-Error os_error(std::string_view doing, const std::string& path, int err) {
-    return Error{std::string(doing), path, std::strerror(err), ExitCode::environment, err};
-}
-
-std::string directory_of(const std::string& path) {
-    const auto slash = path.rfind('/');
-    if (slash == std::string::npos) return ".";
-    return slash == 0 ? "/" : path.substr(0, slash);
-}
 
 std::string random_suffix() {
     static constexpr std::string_view k_chars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
@@ -65,7 +57,7 @@ Status write_file_atomic_at(int dirfd, std::string_view name, std::string_view c
 }
 
 Status write_file_atomic(const std::string& path, std::string_view content, mode_t mode) {
-    UniqueFd dir(::open(directory_of(path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    UniqueFd dir(::open(std::string(dirname(path)).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (!dir) return os_error("creating temporary file for", path, errno);
     const auto slash = path.rfind('/');
     return write_file_atomic_at(dir.get(), slash == std::string::npos ? path : path.substr(slash + 1), content, mode,

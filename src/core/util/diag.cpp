@@ -5,20 +5,20 @@
 namespace rmcp {
 
 namespace {
-const char* label(Severity s) {
+const char* label(MessageLevel s) {
     switch (s) {
-    case Severity::error: return "error";
-    case Severity::warning: return "warning";
-    case Severity::note: return "note";
+    case MessageLevel::error: return "error";
+    case MessageLevel::warning: return "warning";
+    case MessageLevel::note: return "note";
     }
     return "error";
 }
 }  // namespace
 
-void Diagnostics::report(Severity severity, std::string_view message) {
-    if (severity == Severity::warning) ++m_warnings;
+void Diagnostics::report(MessageLevel severity, std::string_view message) {
+    if (severity == MessageLevel::warning) ++m_warnings;
     // -q silences notes and warnings, never errors.
-    if (m_verbosity == Verbosity::quiet && severity != Severity::error) return;
+    if (m_verbosity == Verbosity::quiet && severity != MessageLevel::error) return;
     fmt::print(m_out, "rmcp: {}: {}\n", label(severity), message);
 }
 

@@ -8,7 +8,7 @@
 
 namespace rmcp {
 
-enum class Severity { error, warning, note };
+enum class MessageLevel { error, warning, note };
 
 enum class Verbosity { quiet, normal, verbose };
 
@@ -18,10 +18,10 @@ public:
     explicit Diagnostics(std::FILE* out = stderr, Verbosity verbosity = Verbosity::normal)
         : m_out(out), m_verbosity(verbosity) {}
 
-    void report(Severity severity, std::string_view message);
-    void error(const Error& e) { report(Severity::error, e.message()); }
-    void warning(std::string_view message) { report(Severity::warning, message); }
-    void note(std::string_view message) { report(Severity::note, message); }
+    void report(MessageLevel severity, std::string_view message);
+    void error(const Error& e) { report(MessageLevel::error, e.message()); }
+    void warning(std::string_view message) { report(MessageLevel::warning, message); }
+    void note(std::string_view message) { report(MessageLevel::note, message); }
     // Printed only with -v.
     void verbose(std::string_view message);
 

@@ -2,7 +2,9 @@
 #pragma once
 
 #include <cassert>
+#include <cstring>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <variant>
 
@@ -42,6 +44,11 @@ struct Error {
 };
 
 // A minimal expected<T, Error>; std::expected is C++23 and we build as C++20.
+// The one errno -> Error conversion: "<doing> <path>: <strerror(err)>", with errno kept.
+inline Error os_error(std::string_view doing, std::string_view path, int err, ExitCode code = ExitCode::environment) {
+    return Error{std::string(doing), std::string(path), std::strerror(err), code, err};
+}
+
 template <class T>
 class [[nodiscard]] Result {
 public:

@@ -8,13 +8,34 @@
 // in rmcp hands Hyperscan the last k_overread bytes from a padded copy instead of in place.
 #pragma once
 
+#include <hs/hs.h>
+
 #include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string_view>
 
 namespace rmcp::hyperscan {
+
+// Owners of what Hyperscan allocates: one way to free a database or a scratch space.
+struct FreeDatabase {
+    void operator()(hs_database_t* db) const noexcept { hs_free_database(db); }
+};
+struct FreeScratch {
+    void operator()(hs_scratch_t* scratch) const noexcept { hs_free_scratch(scratch); }
+};
+using Database = std::unique_ptr<hs_database_t, FreeDatabase>;
+using Scratch = std::unique_ptr<hs_scratch_t, FreeScratch>;
+
+// hs_alloc_scratch on an owned scratch: grows it in place for `db` (or allocates it).
+inline hs_error_t alloc_scratch(const hs_database_t* db, Scratch& scratch) {
+    hs_scratch_t* raw = scratch.release();
+    const hs_error_t rc = hs_alloc_scratch(db, &raw);
+    scratch.reset(raw);
+    return rc;
+}
 
 // How far past the end of its buffer Hyperscan may read (one AVX-512 vector).
 inline constexpr std::size_t k_overread = 64;

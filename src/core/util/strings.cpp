@@ -97,4 +97,41 @@ std::size_t count_byte(std::string_view s, char c) {
     return total + static_cast<std::size_t>(std::count(p, p + n, c));
 }
 
+std::vector<std::string_view> split(std::string_view s, char sep) {
+    std::vector<std::string_view> out;
+    while (true) {
+        const auto pos = s.find(sep);
+        out.push_back(s.substr(0, pos));
+        if (pos == std::string_view::npos) break;
+        s.remove_prefix(pos + 1);
+    }
+    return out;
+}
+
+namespace {
+template <class Parts>
+std::string join_parts(const Parts& parts, std::string_view sep) {
+    std::string out;
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+        if (i > 0) out += sep;
+        out += parts[i];
+    }
+    return out;
+}
+}  // namespace
+
+std::string join(const std::vector<std::string>& parts, std::string_view sep) { return join_parts(parts, sep); }
+std::string join(const std::vector<std::string_view>& parts, std::string_view sep) { return join_parts(parts, sep); }
+
+std::string_view dirname(std::string_view path) {
+    const auto slash = path.rfind('/');
+    if (slash == std::string_view::npos) return ".";
+    return slash == 0 ? std::string_view("/") : path.substr(0, slash);
+}
+
+std::string_view basename(std::string_view path) {
+    const auto slash = path.rfind('/');
+    return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
 }  // namespace rmcp

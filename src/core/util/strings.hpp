@@ -23,4 +23,16 @@ std::optional<std::int64_t> parse_i64(std::string_view s);
 // byte a supervised run prints, so it is vectorised (16 bytes per step, ~10x std::count).
 std::size_t count_byte(std::string_view s, char c);
 
+// The pieces of `s` between the separators, empty ones included ("a,,b" -> a, "", b);
+// views into `s`.
+std::vector<std::string_view> split(std::string_view s, char sep);
+// The pieces with `sep` between each two.
+std::string join(const std::vector<std::string>& parts, std::string_view sep);
+std::string join(const std::vector<std::string_view>& parts, std::string_view sep);
+// Paths as text, no file-system access: what is before / after the last '/'. dirname:
+// "." without a slash, "/" for a name directly under the root. basename: the whole path
+// without a slash. Trailing slashes are not special. Views into `path` (or a literal).
+std::string_view dirname(std::string_view path);
+std::string_view basename(std::string_view path);
+
 }  // namespace rmcp

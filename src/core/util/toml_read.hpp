@@ -1,4 +1,4 @@
-// Strict reading of rmcp's own TOML data files (patches/, profiles/, probe/catalogue.toml):
+// Strict reading of rmcp's own TOML data files (kb/, patches/, profiles/, probe/catalogue.toml):
 // every error names file:line, unknown keys are errors (a typo must not silently disable a
 // safeguard), and non-ASCII outside strings is refused before toml++ sees it (toml_guard.hpp).
 #pragma once
@@ -19,29 +19,51 @@
 namespace rmcp::toml_read {
 
 inline unsigned line_of(const toml::node& n) { return static_cast<unsigned>(n.source().begin.line); }
+inline unsigned line_of(const toml::key& k) { return static_cast<unsigned>(k.source().begin.line); }
 
-inline Error data_error(const std::string& file, unsigned line, std::string cause) {
-    return Error{"reading", fmt::format("{}:{}", file, line), std::move(cause), ExitCode::usage};
+// The TOML type of `n` in words, for "must be X, not Y" messages.
+inline std::string_view type_name(const toml::node& n) {
+    switch (n.type()) {
+    case toml::node_type::string: return "string";
+    case toml::node_type::integer: return "integer";
+    case toml::node_type::floating_point: return "float";
+    case toml::node_type::boolean: return "boolean";
+    case toml::node_type::array: return "array";
+    case toml::node_type::table: return "table";
+    default: return "date/time";
+    }
 }
 
-inline Result<toml::table> parse_toml(std::string_view text, const std::string& file) {
+inline Error data_error(const std::string& file, unsigned line, std::string cause, std::string_view doing = "reading") {
+    return Error{std::string(doing), fmt::format("{}:{}", file, line), std::move(cause), ExitCode::usage};
+}
+
+// `doing` begins the message of every error ("reading", "parsing knowledge-base file").
+inline Result<toml::table> parse_toml(std::string_view text, const std::string& file, std::string_view doing = "reading") {
     if (const auto line = toml_non_ascii_outside_strings(text))
-        return data_error(file, static_cast<unsigned>(*line), "non-ASCII character outside a string or comment");
+        return data_error(file, static_cast<unsigned>(*line), "non-ASCII character outside a string or comment", doing);
     try {
         return toml::parse(text, file);
     } catch (const toml::parse_error& e) {
-        return data_error(file, static_cast<unsigned>(e.source().begin.line), std::string(e.description()));
+        return data_error(file, static_cast<unsigned>(e.source().begin.line), std::string(e.description()), doing);
     }
+}
+
+// The first key of `t` outside `allowed`, or nullptr.
+inline const toml::key* unknown_key(const toml::table& t, std::initializer_list<std::string_view> allowed) {
+    for (const auto& [key, node] : t) {
+        bool known = false;
+        for (const auto a : allowed) known = known || key.str() == a;
+        if (!known) return &key;
+    }
+    return nullptr;
 }
 
 // Fails on keys outside `allowed`.
 inline Status check_keys(const toml::table& t, const std::string& file, std::initializer_list<std::string_view> allowed,
                          std::string_view where) {
-    for (const auto& [key, node] : t) {
-        bool known = false;
-        for (const auto a : allowed) known = known || key.str() == a;
-        if (!known) return data_error(file, line_of(node), fmt::format("unknown key '{}' in {}", key.str(), where));
-    }
+    if (const toml::key* key = unknown_key(t, allowed))
+        return data_error(file, line_of(*t.get(key->str())), fmt::format("unknown key '{}' in {}", key->str(), where));
     return ok_status();
 }
 

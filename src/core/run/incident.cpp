@@ -1,4 +1,4 @@
-#include "run/report.hpp"
+#include "run/incident.hpp"
 
 #include "process/kernel_log.hpp"
 

@@ -1,0 +1,425 @@
+// Planning: patches and the machine's state into exact file contents and diffs, read
+// through the Root; nothing here writes.
+#include "patch/patch.hpp"
+
+#include "detect/gfx.hpp"
+#include "facts/facts.hpp"
+#include "kb/version.hpp"
+#include "patch/profile.hpp"
+#include "util/strings.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <regex>
+#include <set>
+#include <sstream>
+
+namespace rmcp::patch {
+
+std::string user_state_dir(const std::map<std::string, std::string>& env) {
+    const auto get = [&](const char* k) {
+        const auto it = env.find(k);
+        return it == env.end() ? std::string() : it->second;
+    };
+    std::string state = get("XDG_STATE_HOME");
+    if (state.empty() || state.front() != '/') state = get("HOME") + "/.local/state";
+    return state + "/rmcp";
+}
+
+void read_distro(const Root& root, PlanContext& ctx) {
+    auto text = root.read_file("/etc/os-release");
+    if (!text) text = root.read_file("/usr/lib/os-release");
+    if (!text) return;
+    for (const auto raw : split_lines(*text)) {
+        const auto line = trim(raw);
+        const auto eq = line.find('=');
+        if (eq == std::string_view::npos) continue;
+        const auto key = line.substr(0, eq);
+        std::string value(line.substr(eq + 1));
+        if (value.size() >= 2 && (value.front() == '"' || value.front() == '\'')) value = value.substr(1, value.size() - 2);
+        if (key == "ID") ctx.distro_id = value;
+        if (key == "ID_LIKE") {
+            std::istringstream words(value);
+            for (std::string w; words >> w;) ctx.distro_like.push_back(w);
+        }
+    }
+}
+
+std::map<std::string, std::string> machine_vars(const Facts& facts) {
+    std::map<std::string, std::string> vars;
+    // HIP numbers the GPUs it can see in KFD node order (docs/kb-format.md, env-hip-visible-dgpu).
+    unsigned index = 0;
+    std::string dgpus;
+    for (const auto& gpu : facts.gpus) {
+        if (!gpu.node || !gpu.visible) continue;
+        if (gpu.integrated.is_known() && !*gpu.integrated) dgpus += (dgpus.empty() ? "" : ",") + std::to_string(index);
+        ++index;
+    }
+    if (!dgpus.empty()) vars["dgpu_indices"] = dgpus;
+    // LD_LIBRARY_PATH without the entries under a ROCm prefix (/opt/rocm*, $ROCM_PATH).
+    if (const auto it = facts.env.find("LD_LIBRARY_PATH"); it != facts.env.end()) {
+        const auto rocm = facts.env.find("ROCM_PATH");
+        std::string kept;
+        std::size_t start = 0;
+        while (start <= it->second.size()) {
+            auto end = it->second.find(':', start);
+            if (end == std::string::npos) end = it->second.size();
+            const std::string dir = it->second.substr(start, end - start);
+            const bool rocm_dir = dir.rfind("/opt/rocm", 0) == 0 ||
+                                  (rocm != facts.env.end() && !rocm->second.empty() && dir.rfind(rocm->second, 0) == 0);
+            if (!dir.empty() && !rocm_dir) kept += (kept.empty() ? "" : ":") + dir;
+            start = end + 1;
+        }
+        vars["ld_library_path_without_rocm"] = kept;
+    }
+    return vars;
+}
+
+std::optional<std::string> runtime_version(const Facts& facts) {
+    std::optional<std::string> lowest;
+    std::optional<std::vector<unsigned long>> lowest_v;
+    const auto consider = [&](const Fact<std::string>& f) {
+        if (!f) return;
+        const auto v = kb::parse_version(*f);
+        if (!v) return;
+        if (!lowest_v || kb::compare_versions(*v, *lowest_v) < 0) {
+            lowest_v = v;
+            lowest = *f;
+        }
+    };
+    for (const auto& t : facts.torch) consider(t.hip_version);
+    if (lowest) return lowest;
+    for (const auto& r : facts.rocm) consider(r.version);
+    return lowest;
+}
+
+namespace {
+
+// libhsakmt reads HSA_OVERRIDE_GFX_VERSION_<node> from ROCm 6.3 on: the per-node lookup is
+// in ROCR-Runtime's libhsakmt (commit 84567b641642, on rocm-rel-6.3.0.1, not on rocm-6.2.x;
+// ROCT-Thunk-Interface's rocm-6.2.4 tag has only the global variable).
+constexpr const char* k_per_node_min_runtime = "6.3";
+
+// GPUs that run the same ISA share a key: their LLVM generic target (FACTS.md, "ISA
+// families"), else the target itself.
+std::string gpu_family_key(const std::string& gfx) { return gfx_generic_target(gfx).value_or(gfx); }
+
+// The value a GPU needs, or nullopt: coverage first (the torch library's verdict for the chip
+// itself), then AMD's list and the isa-override rules.
+std::optional<std::string> needed_override(const Gpu& gpu, const Profile* rules, const nlohmann::json* libraries) {
+    if (!gpu.node || !gpu.gfx_target) return std::nullopt;
+    if (libraries && libraries->contains("coverage") && (*libraries)["coverage"].is_array()) {
+        bool any_row = false;
+        std::optional<std::string> value;
+        for (const auto& row : (*libraries)["coverage"]) {
+            if (!row.is_object() || row.value("node", nlohmann::json()).is_null()) continue;
+            if (row["node"].get<unsigned>() != *gpu.node || row.value("library", "") != "torch_hip") continue;
+            any_row = true;
+            const auto chip_override = row.value("chip_override", nlohmann::json());
+            if (!row.value("chip_covered", true) && chip_override.is_string()) value = chip_override.get<std::string>();
+        }
+        if (any_row) return value;  // the library decides; no row: fall back to the list
+    }
+    if (gpu.officially_supported.value_or(true) || !rules) return std::nullopt;
+    for (const auto& rule : rules->gfx_override)
+        if (std::find(rule.targets.begin(), rule.targets.end(), *gpu.gfx_target) != rule.targets.end())
+            return rule.value;
+    return std::nullopt;
+}
+
+}  // namespace
+
+DerivedSets machine_derived_sets(const Facts& facts, const Profile* override_profile,
+                                 const nlohmann::json* libraries) {
+    DerivedSets out;
+    std::map<unsigned, std::string> needs;     // KFD node -> value
+    std::set<std::string> families;             // of every GPU with a KFD node
+    for (const auto& gpu : facts.gpus) {
+        if (!gpu.node || !gpu.gfx_target) continue;
+        families.insert(gpu_family_key(*gpu.gfx_target));
+        if (auto v = needed_override(gpu, override_profile, libraries)) needs[*gpu.node] = *v;
+    }
+    auto& per_node = out.sets["per-node-override"];
+    auto& same_family = out.sets["same-family-override"];
+    if (needs.empty()) {
+        const std::string why = "no GPU on this machine needs an override (the installed PyTorch has code for each "
+                                "chip, or no supported target of its ISA family is known)";
+        out.why["per-node-override"] = why;
+        out.why["same-family-override"] = why;
+        return out;
+    }
+    const auto runtime = runtime_version(facts);
+    const bool per_node_read =
+        !runtime || kb::VersionRange::parse(std::string(">=") + k_per_node_min_runtime)->contains(*runtime);
+    std::set<std::string> values;
+    for (const auto& [node, value] : needs) values.insert(value);
+    if (families.size() == 1 && values.size() == 1) {
+        // One ISA family: one global value is right for every GPU (those that do not need it
+        // run as a sibling of their own family, or as themselves).
+        same_family["HSA_OVERRIDE_GFX_VERSION"] = *values.begin();
+    }
+    if (!per_node_read) {
+        const std::string why = fmt::format(
+            "the HIP runtime here ({}) does not read HSA_OVERRIDE_GFX_VERSION_<node>, which libhsakmt reads from "
+            "ROCm {} on; setting it would silently drop the override the GPU needs",
+            *runtime, k_per_node_min_runtime);
+        out.why["per-node-override"] = why;
+        if (same_family.empty())
+            out.why["same-family-override"] =
+                "the GPUs here belong to different ISA families, so one global HSA_OVERRIDE_GFX_VERSION would be "
+                "wrong for some of them; and " + why;
+        return out;
+    }
+    for (const auto& [node, value] : needs) per_node[fmt::format("HSA_OVERRIDE_GFX_VERSION_{}", node)] = value;
+    if (same_family.empty()) same_family = per_node;
+    return out;
+}
+
+std::map<std::string, std::map<std::string, std::string>> machine_derived(const Facts& facts,
+                                                                          const Profile* override_profile) {
+    return machine_derived_sets(facts, override_profile).sets;
+}
+
+std::string startup_hook_content() {
+    // One line: site.py executes .pth lines that start with "import". Everything is inside
+    // try/except so a missing or broken rmcp package can never break Python start-up;
+    // RMCP_STARTUP_HOOK=0 turns the hook off for one process.
+    return "# rmcp start-up hook, written by `rmcp patch apply` (undo: rmcp patch rollback)\n"
+           "import os; exec(\"try:\\n if os.environ.get('RMCP_STARTUP_HOOK', '1') != '0':\\n"
+           "  import rmcp.torch\\n  rmcp.torch.enable()\\nexcept Exception:\\n pass\")\n";
+}
+
+bool Plan::has_system_targets() const {
+    return std::any_of(steps.begin(), steps.end(), [](const PlannedStep& s) { return s.system; });
+}
+
+std::size_t Plan::writes() const {
+    return static_cast<std::size_t>(std::count_if(steps.begin(), steps.end(), [](const PlannedStep& s) {
+        return !s.target.empty() && !s.in_effect;
+    }));
+}
+
+namespace {
+struct TargetState {
+    bool exists = false;
+    std::string content;
+    std::uint32_t mode = 0644;
+};
+
+Result<TargetState> read_target(const Root& root, const std::string& path) {
+    TargetState st;
+    auto stat = root.stat(path);
+    if (!stat) {
+        if (stat.error().os_error == ENOENT || stat.error().os_error == ENOTDIR) return st;
+        return stat.error();
+    }
+    if (stat->type != FileType::regular)
+        return Error{"planning a write to", path, "exists and is not a regular file", ExitCode::environment};
+    auto content = root.read_file(path, std::size_t{16} << 20);
+    if (!content) return content.error();
+    st.exists = true;
+    st.content = std::move(*content);
+    st.mode = stat->mode;
+    return st;
+}
+
+std::string advisory_text(const Operation& op, const PlanContext& ctx) {
+    std::vector<std::string> lines;
+    const GpuCommand* by_gpu = nullptr;
+    for (const auto& gc : op.by_gpu) {
+        for (const auto& t : ctx.gpu_targets)
+            if (std::find(gc.targets.begin(), gc.targets.end(), t) != gc.targets.end()) by_gpu = &gc;
+        if (by_gpu) break;
+    }
+    if (by_gpu) lines.push_back(by_gpu->command);
+    else if (!op.command.empty()) lines.push_back(op.command);
+    if (!op.by_distro.empty()) {
+        const DistroCommand* chosen = nullptr;
+        std::vector<std::string> candidates{ctx.distro_id};
+        candidates.insert(candidates.end(), ctx.distro_like.begin(), ctx.distro_like.end());
+        for (const auto& id : candidates) {
+            if (id.empty() || chosen) continue;
+            for (const auto& dc : op.by_distro)
+                if (std::find(dc.ids.begin(), dc.ids.end(), id) != dc.ids.end()) {
+                    chosen = &dc;
+                    break;
+                }
+        }
+        if (chosen) {
+            lines.push_back(chosen->command);
+        } else {
+            for (const auto& dc : op.by_distro) {
+                std::string ids;
+                for (const auto& id : dc.ids) ids += (ids.empty() ? "" : ", ") + id;
+                lines.push_back(fmt::format("{}    # on {}", dc.command, ids));
+            }
+        }
+    }
+    std::string out;
+    for (const auto& l : lines) out += l + "\n";
+    return out;
+}
+
+Result<std::string> expand_placeholders(const std::string& value, const std::map<std::string, std::string>& vars,
+                                        const Patch& p) {
+    static const std::regex k_placeholder{"\\{([a-z_]+)\\}"};
+    std::string out;
+    auto begin = std::sregex_iterator(value.begin(), value.end(), k_placeholder);
+    std::size_t last = 0;
+    for (auto it = begin; it != std::sregex_iterator(); ++it) {
+        const auto& m = *it;
+        const auto found = vars.find(m[1].str());
+        if (found == vars.end())
+            return Error{"planning patch", p.id,
+                         fmt::format("it needs {{{}}}, which this machine's facts do not give", m[1].str()),
+                         ExitCode::environment};
+        out += value.substr(last, static_cast<std::size_t>(m.position(0)) - last);
+        out += found->second;
+        last = static_cast<std::size_t>(m.position(0) + m.length(0));
+    }
+    out += value.substr(last);
+    return out;
+}
+
+std::string modprobe_content(const Patch& p, const Operation& op) {
+    std::string opts;
+    for (const auto& [k, v] : op.params) opts += fmt::format(" {}={}", k, v);
+    return fmt::format("# Written by rmcp, patch {}: {}\n"
+                       "# Undo with `rmcp patch rollback`. Takes effect when amdgpu is next loaded\n"
+                       "# (most distributions: rebuild the initramfs, then reboot).\n"
+                       "options amdgpu{}\n",
+                       p.id, p.title, opts);
+}
+}  // namespace
+
+Result<EnvChange> resolve_env_operation(const Patch& patch, const Operation& op, const PlanContext& ctx) {
+    EnvChange change;
+    change.unset = op.unset;
+    std::map<std::string, std::string> to_set = op.set;
+    if (!op.derived.empty()) {
+        const auto d = ctx.derived.find(op.derived);
+        if (d == ctx.derived.end() || d->second.empty()) {
+            const auto why = ctx.derived_why.find(op.derived);
+            return Error{"planning patch", patch.id,
+                         why != ctx.derived_why.end() ? why->second
+                                                      : fmt::format("no GPU on this machine needs the {} variables",
+                                                                    op.derived),
+                         ExitCode::environment};
+        }
+        to_set.insert(d->second.begin(), d->second.end());
+    }
+    for (const auto& [k, v] : to_set) {
+        auto value = expand_placeholders(v, ctx.vars, patch);
+        if (!value) return value.error();
+        change.set[k] = *value;
+    }
+    // A derived set may set what the operation otherwise clears (the global override, or one
+    // node's): what is set wins.
+    change.unset.erase(std::remove_if(change.unset.begin(), change.unset.end(),
+                                      [&](const std::string& k) { return change.set.count(k) != 0; }),
+                       change.unset.end());
+    return change;
+}
+
+Result<Plan> make_plan(const Root& root, const PatchSet& set, const std::vector<std::string>& ids,
+                       const PlanContext& ctx) {
+    Plan plan;
+    std::map<std::string, TargetState> pending;  // state after earlier steps of this plan
+    const auto state_of = [&](const std::string& path) -> Result<TargetState> {
+        if (auto it = pending.find(path); it != pending.end()) return it->second;
+        return read_target(root, path);
+    };
+    for (const auto& id : ids) {
+        const Patch* p = set.find(id);
+        if (!p) {
+            std::vector<std::string_view> known;
+            for (const auto& q : set.patches) known.push_back(q.id);
+            return Error{"looking up patch", id, fmt::format("no such patch (known: {})", join(known, ", ")), ExitCode::usage};
+        }
+        if (std::find(plan.patch_ids.begin(), plan.patch_ids.end(), id) != plan.patch_ids.end()) continue;
+        plan.patch_ids.push_back(id);
+        for (const auto& op : p->operations) {
+            PlannedStep step;
+            step.patch = p;
+            step.op = &op;
+            switch (op.kind) {
+            case OpKind::advisory:
+                step.advisory = advisory_text(op, ctx);
+                step.summary = "advisory: run this yourself (rmcp never runs it)";
+                plan.steps.push_back(std::move(step));
+                continue;
+            case OpKind::env: {
+                step.target = user_env_file_path(ctx.env);
+                std::string what;
+                for (const auto& [k, v] : op.set) what += fmt::format(" {}={}", k, v);
+                for (const auto& k : op.unset) what += fmt::format(" unset {}", k);
+                for (const auto& k : op.remove) what += fmt::format(" (forget {})", k);
+                step.summary = "set environment in the user's profile.env:" + what;
+                break;
+            }
+            case OpKind::modprobe: {
+                step.target = op.file.empty() ? fmt::format("/etc/modprobe.d/rmcp-{}.conf", p->id)
+                                              : "/etc/modprobe.d/" + op.file;
+                std::string what;
+                for (const auto& [k, v] : op.params) what += fmt::format(" {}={}", k, v);
+                step.summary = "amdgpu module options:" + what;
+                step.system = true;
+                break;
+            }
+            case OpKind::python_hook:
+                if (ctx.site_packages.empty())
+                    return Error{"planning patch", id,
+                                 "the python start-up hook needs a site-packages directory: pass --site-packages DIR",
+                                 ExitCode::usage};
+                step.target = ctx.site_packages + "/" + std::string(k_startup_hook_name);
+                step.summary = "install the Python start-up hook (calls rmcp.torch.enable())";
+                break;
+            }
+            auto st = state_of(step.target);
+            if (!st) return st.error();
+            step.existed = st->exists;
+            step.old_content = st->content;
+            step.old_mode = st->mode;
+            step.new_mode = st->exists ? st->mode : 0644;
+            if (op.kind == OpKind::env) {
+                auto cur = parse_user_env(st->content, root.host_path(step.target));
+                if (!cur) return cur.error();
+                UserEnv next = *cur;
+                const auto drop_unset = [&](const std::string& k) {
+                    next.unset.erase(std::remove(next.unset.begin(), next.unset.end(), k), next.unset.end());
+                };
+                for (const auto& k : op.remove) {
+                    next.set.erase(k);
+                    drop_unset(k);
+                }
+                for (const auto& k : op.unset) {
+                    next.set.erase(k);
+                    drop_unset(k);
+                    next.unset.push_back(k);
+                }
+                std::sort(next.unset.begin(), next.unset.end());
+                auto change = resolve_env_operation(*p, op, ctx);
+                if (!change) return change.error();
+                for (const auto& [k, v] : change->set) {
+                    drop_unset(k);
+                    next.set[k] = v;
+                }
+                // In effect when the variables already say so, whatever the file's layout.
+                step.in_effect = st->exists && next == *cur;
+                step.new_content = step.in_effect ? st->content : render_env_file(next);
+            } else if (op.kind == OpKind::modprobe) {
+                step.new_content = modprobe_content(*p, op);
+                step.in_effect = st->exists && st->content == step.new_content;
+            } else {
+                step.new_content = startup_hook_content();
+                step.in_effect = st->exists && st->content == step.new_content;
+            }
+            pending[step.target] = TargetState{true, step.new_content, step.new_mode};
+            plan.steps.push_back(std::move(step));
+        }
+    }
+    return plan;
+}
+
+}  // namespace rmcp::patch
