@@ -4,12 +4,13 @@
 
 #include "detect/detect.hpp"
 #include "explain/diagnose.hpp"
-#include "process/kernel_log.hpp"
+#include "explain/log_source.hpp"
 #include "explain/matcher.hpp"
 #include "explain/render.hpp"
 #include "explain/report_facts.hpp"
 #include "facts/facts_json.hpp"
 #include "kb/kb.hpp"
+#include "process/kernel_log.hpp"
 
 #include <fmt/core.h>
 

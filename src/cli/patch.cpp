@@ -12,6 +12,7 @@
 #include "patch/patch.hpp"
 #include "patch/profile.hpp"
 #include "render/patch_render.hpp"
+#include "render/plan_render.hpp"
 #include "util/strings.hpp"
 
 #include <fmt/core.h>
@@ -142,7 +143,7 @@ int do_plan(Context& ctx, const PatchOptions& po) {
     if (*format == OutputFormat::json)
         fmt::print("{}", json_output(ctx, render::plan_json(*plan)));
     else
-        fmt::print("{}", patch::render_plan(*plan));
+        fmt::print("{}", render::render_plan(*plan));
     return 0;
 }
 
@@ -262,7 +263,7 @@ int apply_patches(Context& ctx, const ApplyRequest& request) {
                                    "refusing without confirmation: stdin is not a terminal; review it with "
                                    "`rmcp patch plan`, then pass --yes",
                                    ExitCode::usage});
-        fmt::print(stderr, "{}\nApply {} change(s)? [y/N] ", patch::render_plan(*plan), plan->writes());
+        fmt::print(stderr, "{}\nApply {} change(s)? [y/N] ", render::render_plan(*plan), plan->writes());
         std::string answer;
         std::getline(std::cin, answer);
         if (answer != "y" && answer != "Y" && answer != "yes") {

@@ -13,7 +13,7 @@
 #include "patch/profile.hpp"
 #include "run/kb_watcher.hpp"
 #include "run/plan.hpp"
-#include "run/report.hpp"
+#include "run/incident.hpp"
 #include "run/supervisor.hpp"
 #include "util/atomic_file.hpp"
 

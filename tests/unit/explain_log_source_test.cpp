@@ -1,6 +1,6 @@
 // Log sources (explain/log_source.cpp): files, standard input and pipes, plain or gzip with
 // any number of members; unreadable input is a usage error naming the source.
-#include "explain/matcher.hpp"
+#include "explain/log_source.hpp"
 
 #include <gtest/gtest.h>
 #include <zlib.h>

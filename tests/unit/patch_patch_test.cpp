@@ -6,12 +6,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 
 namespace rmcp::patch {
 namespace {
 
 TEST(PatchPatch, ShippedPatchesLoad) {
-    auto set = load_patches(std::string(RMCP_SOURCE_DIR) + "/patches");
+    auto set = load_patches(std::filesystem::path(RMCP_SOURCE_DIR) / "patches");
     ASSERT_TRUE(set.ok()) << set.error().message();
     EXPECT_NE(set->find("modprobe-cwsr-disable"), nullptr);
     for (const auto& p : set->patches) {

@@ -142,7 +142,7 @@ TEST(PatchPlan, PlansAgainstAFixtureAndRendersTheDiff) {
     EXPECT_EQ(plan->writes(), 2U);
     EXPECT_TRUE(plan->has_system_targets());
 
-    const std::string text = render_plan(*plan);
+    const std::string text = render::render_plan(*plan);
     EXPECT_EQ(text.rfind("plan for env-miopen-no-gemm modprobe-cwsr-disable: 4 step(s), 2 file(s) to write, needs root "
                          "(writes under /etc)\n", 0),
               0U)

@@ -41,7 +41,7 @@ TEST(PlanRender, EveryKindOfStep) {
     command.summary = "advisory: run this yourself (rmcp never runs it)";
     plan.steps = {in_effect, created, changed, command};
 
-    EXPECT_EQ(render_plan(plan),
+    EXPECT_EQ(render::render_plan(plan),
               "plan for env-a advise-b: 4 step(s), 2 file(s) to write\n"
               "\n[1] env-a (env): set A=1\n"
               "    /home/u/.config/rmcp/profile.env: already in effect, skipped\n"
@@ -59,7 +59,7 @@ TEST(PlanRender, EveryKindOfStep) {
 TEST(PlanRender, SystemTargetsSayTheyNeedRoot) {
     Plan plan;
     plan.patch_ids = {"modprobe-x"};
-    EXPECT_EQ(render_plan(plan), "plan for modprobe-x: 0 step(s), 0 file(s) to write\n");
+    EXPECT_EQ(render::render_plan(plan), "plan for modprobe-x: 0 step(s), 0 file(s) to write\n");
     PlannedStep s;
     s.target = "/etc/modprobe.d/rmcp-x.conf";
     s.system = true;

@@ -1,6 +1,6 @@
 // Log sources for the scanner: a file, standard input or any descriptor, plain or gzip
 // (decided on the first two bytes), read in large chunks.
-#include "explain/matcher.hpp"
+#include "explain/log_source.hpp"
 
 #include "util/aligned_buffer.hpp"
 #include "util/unique_fd.hpp"

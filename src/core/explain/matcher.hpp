@@ -224,11 +224,4 @@ private:
     std::size_t m_pending_head = 0;
 };
 
-// Sources (log_source.cpp). Reads a whole byte source into a scanner, transparently inflating gzip data (detected
-// by its magic bytes, any number of members). `fd` is read until EOF and not closed.
-// `what` names the source in errors ("reading <what>: <cause>").
-Status scan_fd(int fd, std::string_view what, LogScanner& scanner);
-// Opens and scans a file; "-" is stdin. Errors carry ExitCode::usage (unreadable log).
-Status scan_path(const std::string& path, LogScanner& scanner);
-
 }  // namespace rmcp::explain

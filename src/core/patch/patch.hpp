@@ -176,8 +176,6 @@ Result<EnvChange> resolve_env_operation(const Patch& patch, const Operation& op,
 // Reads current target state through the Root; touches nothing.
 Result<Plan> make_plan(const Root& root, const PatchSet& set, const std::vector<std::string>& ids,
                        const PlanContext& ctx);
-// The text of `rmcp patch plan`: operations and unified diffs (render/plan_render.cpp).
-std::string render_plan(const Plan& plan);
 
 // The startup hook written by python-hook operations (a .pth line; Python runs lines that
 // start with "import" at start-up). It never raises: a missing rmcp package or a failing

@@ -6,7 +6,10 @@
 
 #include <fmt/format.h>
 
-namespace rmcp::patch {
+namespace rmcp::render {
+
+using patch::OpKind;
+using patch::Plan;
 
 std::string render_plan(const Plan& plan) {
     const std::string ids = join(plan.patch_ids, " ");
@@ -24,11 +27,11 @@ std::string render_plan(const Plan& plan) {
         } else {
             const std::string from = s.existed ? "a" + s.target : "/dev/null";
             if (!s.existed) out += fmt::format("    create {} (mode {:04o})\n", s.target, s.new_mode);
-            out += unified_diff(s.old_content, s.new_content, from, "b" + s.target);
+            out += patch::unified_diff(s.old_content, s.new_content, from, "b" + s.target);
         }
         if (!s.op->note.empty()) out += fmt::format("    note: {}\n", s.op->note);
     }
     return out;
 }
 
-}  // namespace rmcp::patch
+}  // namespace rmcp::render

@@ -1,13 +1,12 @@
-// The text of `rmcp patch plan` (patch/patch.hpp declares it too, for its older callers).
+// The text of `rmcp patch plan` and of apply's confirmation: the operations and unified diffs.
 #pragma once
 
 #include "patch/patch.hpp"
 
 #include <string>
 
-namespace rmcp::patch {
+namespace rmcp::render {
 
-// Operations and unified diffs.
-std::string render_plan(const Plan& plan);
+std::string render_plan(const patch::Plan& plan);
 
-}  // namespace rmcp::patch
+}  // namespace rmcp::render
