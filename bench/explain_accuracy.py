@@ -136,7 +136,7 @@ def real_section(rows):
              "category, since the kb classifies its causes and a label must not contradict it; a row that names",
              "no entry (the thread established none, or no entry fits) keeps the category the thread's cause",
              "implies. The file name starts with the row's category (`clean--` for clean logs). Applying the",
-             "rule (issue 13) moved 3 validation rows naming `hip-invalid-device-function` from `unsupported-gpu`",
+             "rule moved 3 validation rows naming `hip-invalid-device-function` from `unsupported-gpu`",
              "to `missing-code-object`; no dev row broke it.", "",
              "| measure | dev | validation |", "| --- | ---: | ---: |",
              f"| threads | {s['dev']['threads']} | {s['validation']['threads']} |",

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Nanoseconds the shim adds per intercepted call in trace mode (issue 9; goal ≤ 50 ns).
+# Nanoseconds the shim adds per intercepted call in trace mode (goal ≤ 50 ns).
 # Usage: bench/preload_overhead.sh   (builds the release preset first)
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -203,7 +203,7 @@ class _Injector:
     def before_result(self):
         """Called right after the operation ran, where field failures surface."""
         if self.failure == "crash":
-            # ROCr's message (FACTS.md, "Crash signatures"), then abort() like ROCr does.
+            # ROCr's message (docs/domain.md, "Crash signatures"), then abort() like ROCr does.
             rng = random.Random()
             sys.stderr.write(
                 f"Memory access fault by GPU node-1 (Agent handle: 0x{rng.getrandbits(44):x}) on address "

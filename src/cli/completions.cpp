@@ -1,5 +1,5 @@
 // `rmcp completions bash|zsh|fish`: shell completion scripts generated from the same CLI11
-// definitions as --help and the manual page (STYLE.md, principle 9: each flag is defined
+// definitions as --help and the manual page (ARCHITECTURE.md, principle 9: each flag is defined
 // once). Each script is a table of the command tree (subcommands, options, which options
 // take a value and what kind) plus one small walker that finds where on the command line
 // the cursor is; nothing about a particular command is written by hand here.

@@ -1,4 +1,4 @@
-// The man page is rendered from the same CLI11 definitions as --help (STYLE.md, principle
+// The man page is rendered from the same CLI11 definitions as --help (ARCHITECTURE.md, principle
 // 9): `rmcp help --man > docs/rmcp.1`; a CLI test keeps the committed page in sync. The
 // sections that are not about options (ENVIRONMENT, FILES, EXAMPLES) are written here.
 #include "context.hpp"

@@ -1,5 +1,5 @@
 // `rmcp patch list|show ID|plan ID...|apply ID...|rollback [TXN]|status`: the patch
-// manager (SPEC.md "The patch manager"; docs/patches.md). Parses, calls the library
+// manager (docs/patches.md). Parses, calls the library
 // (src/core/patch/), renders.
 #include "context.hpp"
 #include "process/spawn.hpp"

@@ -1,4 +1,4 @@
-// `rmcp run [options] -- CMD ARGS...`: the supervisor (SPEC.md "The supervisor",
+// `rmcp run [options] -- CMD ARGS...`: the supervisor (docs/run.md,
 // docs/run.md). Parses, builds the attempt plan, calls run::supervise, writes the report.
 #include "context.hpp"
 #include "process/spawn.hpp"

@@ -43,7 +43,7 @@ int run(int argc, char** argv) {
     CLI::App app{"rmcp — make PyTorch on consumer AMD GPUs stop crashing", "rmcp"};
     app.footer(k_footer);
     app.require_subcommand(0, 1);
-    // Global options may follow the command (`rmcp detect --root DIR`), as SPEC.md writes them.
+    // Global options may follow the command (`rmcp detect --root DIR`), as the README writes them.
     app.fallthrough();
     app.set_version_flag("--version", "rmcp " + std::string(rmcp_version()));
 

@@ -9,7 +9,7 @@
 //   uncached  serve hipMalloc with hipExtMallocWithFlags(..., hipDeviceMallocUncached).
 //   (unset)   pass every call straight through.
 //
-// Rules this file keeps (issue 9):
+// Rules this file keeps:
 //   - The constructor makes no HIP call and loads nothing: the real symbols are resolved at
 //     the first intercepted call, from libraries the process has already loaded.
 //   - A program that never calls HIP is unaffected: no handlers, no output.

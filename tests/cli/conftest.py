@@ -1,4 +1,4 @@
-"""Shared fixtures for the CLI tests: they run the real binary (STYLE.md, principle 12)."""
+"""Shared fixtures for the CLI tests: they run the real binary (ARCHITECTURE.md, principle 12)."""
 import json
 import os
 import pathlib

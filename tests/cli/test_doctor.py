@@ -1,4 +1,4 @@
-"""rmcp doctor: the knowledge base evaluated on fixture roots (issue 3).
+"""rmcp doctor: the knowledge base evaluated on fixture roots.
 
 EXPECTED is the findings table: for each fixture root, every finding doctor must report,
 as "entry-id" (system scope) or "entry-id@node" (per GPU; @None for a GPU without a KFD
@@ -14,7 +14,7 @@ official wheels' targets, rocBLAS Tensile file names) give doctor coverage facts
 rx5600xt-gfx1010-rocm52, kb-rdna1-no-override, rx6700xt-gfx1031, laptop-780m-gfx1103,
 kb-strix-halo, kb-strix-halo-cwsr-off. The others have empty placeholder libraries, so the
 coverage entries fall back to their version tests there (kb-amdgpu-not-live, for one).
-The fixtures of the knowledge-base audit (issue 19, tests/fixtures/README.md) all have
+The fixtures of the knowledge-base audit (tests/fixtures/README.md) all have
 coverage facts.
 """
 import json
@@ -59,7 +59,7 @@ EXPECTED = {
     "kb-amdgpu-not-live": {"amdgpu-not-live", "amdgpu-not-loaded", "rdna2-no-override@1"},
     # MIOPEN_DEBUG_CONV_GEMM=0 alone leaves ConvOclBwdWrW2 on (MIOpen issue 3540).
     "kb-rx6600-gemm-off": {"dkms-version-missing", "override-same-family@1", "rdna2-miopen-gemm-bwd-fault@1"},
-    # The knowledge-base audit's machines (issue 19).
+    # The knowledge-base audit's machines.
     "rx7900xtx-healthy": {"dkms-version-missing"},
     "laptop-780m-healthy": {"dkms-version-missing", "override-same-family@1"},
     "laptop-780m-gttsize": {"apu-gtt-limit@1", "dkms-version-missing", "override-same-family@1"},
@@ -267,7 +267,7 @@ def test_golden(rmcp, fixture):
 
 
 # ---------------------------------------------------------------------------------------------
-# Coverage facts (issue 4): doctor merges scan's `libraries` object and the entries decide
+# Coverage facts: doctor merges scan's `libraries` object and the entries decide
 # from what the libraries contain; without coverage facts they fall back to version tests.
 
 def finding(report, entry_id):
@@ -377,7 +377,7 @@ def test_fixture_libraries_scan_as_generated(rmcp):
 
 
 # ---------------------------------------------------------------------------------------------
-# The knowledge-base audit (issue 19): coverage, not AMD's list, decides about overrides, and
+# The knowledge-base audit: coverage, not AMD's list, decides about overrides, and
 # entries that fired on healthy machines no longer do.
 
 def test_builtin_amdgpu_counts_as_loaded(rmcp, tmp_path):

@@ -1,6 +1,6 @@
 """From finding to fixed: doctor's per-finding status in the environment a training run gets,
 the next command, `doctor --fix`, one `auto` for every front end, `run --dry-run`, and
-profile.env in sh syntax (issue 14; docs/patches.md, "From finding to fixed").
+profile.env in sh syntax (docs/patches.md, "From finding to fixed").
 
 Every test works on a copy of a fixture: tests/fixtures is never modified.
 """

@@ -1,4 +1,4 @@
-"""`rmcp env`: profiles printed for eval, safely quoted (issue 5)."""
+"""`rmcp env`: profiles printed for eval, safely quoted."""
 import subprocess
 
 import pytest

@@ -61,7 +61,7 @@ def rows(rmcp):
 
 # The promise (issue "Diagnose the real world"): on the validation split, >= 95% top-1
 # category, >= 85% right entry first, no failing log unrecognised, no clean log alarming.
-# Measured now (docs/explain-accuracy.md, issue 13): 88.9% top-1 (64/72), 86.2% entry first (25/29),
+# Measured now (docs/explain-accuracy.md): 88.9% top-1 (64/72), 86.2% entry first (25/29),
 # 3 of 72 unrecognised, 0 of 2 clean logs alarming: the top-1 and "unrecognised" promises are
 # not met yet. This test holds the validation split to what is measured, so that a kb change
 # cannot make it worse unnoticed; the thresholds move up as the kb improves, never down.

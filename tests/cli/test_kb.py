@@ -1,4 +1,4 @@
-"""`rmcp kb list|show|render|lint` (issues 14 and 19): the knowledge base as documentation and
+"""`rmcp kb list|show|render|lint`: the knowledge base as documentation and
 its checks, run against the shipped kb/ and against small knowledge bases written here."""
 import json
 import tomllib

@@ -1,4 +1,4 @@
-"""Safety of the knowledge base's advice (issue 19): on every fixture root, the first fix of
+"""Safety of the knowledge base's advice: on every fixture root, the first fix of
 every entry (the fix doctor proposes; for log-only entries the one explain proposes) and the
 `auto` environment never
 

@@ -1,4 +1,4 @@
-"""The man page is generated from the CLI definitions (STYLE.md principle 9) and kept in sync."""
+"""The man page is generated from the CLI definitions (ARCHITECTURE.md, principle 9) and kept in sync."""
 from conftest import REPO
 
 

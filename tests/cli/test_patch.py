@@ -1,4 +1,4 @@
-"""`rmcp patch`: plan/apply/rollback/status under --root (issue 5, SPEC.md "The patch manager").
+"""`rmcp patch`: plan/apply/rollback/status under --root (docs/patches.md).
 
 Every test applies to a temporary tree. The crash test uses the test-only fault injection
 RMCP_TEST_KILL_AFTER_STEP (docs/patches.md), honoured only under a --root other than /.

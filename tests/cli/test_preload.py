@@ -1,4 +1,4 @@
-"""librmcp_preload.so (issue 9): real programs run with LD_PRELOAD.
+"""librmcp_preload.so: real programs run with LD_PRELOAD.
 
 The success paths use a stand-in HIP runtime (tests/preload/fake_hip.cpp, a TEST DOUBLE);
 the failure paths also run against Debian's real libamdhip64, which with no GPU fails

@@ -245,7 +245,7 @@ def test_bisect_uses_the_isa_family_override_from_the_profiles(rmcp):
 
 
 # ---------------------------------------------------------------- the interpreter comes first
-# Regression tests for issue 16, defect 9: a non-Python or hanging interpreter was reported
+# Regression tests (docs/security.md, defects found by the adversarial pass): a non-Python or hanging interpreter was reported
 # as one GPU crash or hang per scenario (up to 10 x the 300 s timeout), --save into a
 # missing directory failed after the whole suite, and a profile was written although no
 # configuration passed.

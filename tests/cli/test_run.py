@@ -1,4 +1,4 @@
-"""`rmcp run`: the supervisor (issue 6, SPEC.md "The supervisor").
+"""`rmcp run`: the supervisor (docs/run.md).
 
 The children are test doubles in tests/run_children/ (see its README): shell scripts that
 print real-format crash text and die the way real crashes die.

@@ -1,4 +1,4 @@
-"""`rmcp run --trace-alloc` (issue 9): the preload shim's summary lands in the report.
+"""`rmcp run --trace-alloc`: the preload shim's summary lands in the report.
 
 The child is tests/preload/alloc_driver over the malloc-backed TEST DOUBLE runtime; the
 abort case prints the real ROCr memory-fault text and dies of SIGABRT, as after a GPU fault.

@@ -1,4 +1,4 @@
-"""`rmcp scan` against the real tools (issue 4): hipcc-built binaries, Debian's ROCm
+"""`rmcp scan` against the real tools: hipcc-built binaries, Debian's ROCm
 libraries compared with roc-obj-ls and clang-offload-bundler, hostile files, coverage."""
 import json
 import os

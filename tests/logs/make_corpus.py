@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Writes the explain log corpus (tests/logs/*.log, *.log.gz) and its manifest EXPECTED.toml.
 
-The logs are written here by hand in the message formats of /work/shared/FACTS.md
+The logs are written here by hand in the message formats of docs/domain.md
 ("Crash signatures users see"), with the noise real logs carry: timestamps, Python
 tracebacks, tqdm progress bars redrawn with '\\r', ANSI colours, CRLF line ends, a gzipped
 log, very long lines and invalid UTF-8. Nothing is pasted from issue threads.
@@ -395,7 +395,7 @@ def build():
 
 
 def audit_logs():
-    """Logs for the entries added by the knowledge-base audit (issue 19), written here in the
+    """Logs for the entries added by the knowledge-base audit, written here in the
     message formats quoted in those entries' sources (older and newer forms of each message
     where both exist). A separate random stream keeps the logs above unchanged."""
     rng = random.Random(19)
@@ -522,7 +522,7 @@ def audit_logs():
 
 
 def source_format_logs():
-    """Logs for the message shapes found by reading the printing software's sources (issue 13,
+    """Logs for the message shapes found by reading the printing software's sources (
     second round): each line is the source's format string with its variable parts filled in.
     Sources: ROCR-Runtime src/core/runtime/runtime.cpp (VMFaultHandler, HwExceptionHandler);
     ROCm/clr hipamd/src/hip_error.cpp (hipGetErrorString); llama.cpp ggml-cuda.cu (ggml_cuda_error,

@@ -1,4 +1,4 @@
-"""torch.ops.rmcp.conv against torch.nn.functional.conv1d/conv2d (issue 8).
+"""torch.ops.rmcp.conv against torch.nn.functional.conv1d/conv2d.
 
 Forward and backward over a matrix of shapes (the probe catalogue's scenarios scaled down,
 odd sizes, groups, depthwise, dilation, padding modes, strides, bias or not, channels-last),

@@ -4,7 +4,7 @@
 
 namespace rmcp {
 
-// Values from FACTS.md "Where the truth about a GPU lives".
+// Values from docs/domain.md "Where the truth about a GPU lives".
 TEST(Gfx, DecodesTargetVersions) {
     EXPECT_EQ(decode_gfx_target_version(100100), "gfx1010");
     EXPECT_EQ(decode_gfx_target_version(100102), "gfx1012");
@@ -42,7 +42,7 @@ TEST(Gfx, FamiliesAndGenericTargets) {
     EXPECT_FALSE(gfx_generic_target("gfx90a"));
 }
 
-// FACTS.md: 10.3.0 is ISA-safe on gfx1031–1036 but not on RDNA1.
+// docs/domain.md: 10.3.0 is ISA-safe on gfx1031–1036 but not on RDNA1.
 TEST(Gfx, OverrideFamilySafety) {
     EXPECT_TRUE(same_isa_family("gfx1030", "gfx1031"));
     EXPECT_TRUE(same_isa_family("gfx1030", "gfx1036"));

@@ -1,4 +1,4 @@
-// Loader validation: every error names file:line (issue 3); the shipped kb/ loads.
+// Loader validation: every error names file:line; the shipped kb/ loads.
 #include "kb/kb.hpp"
 
 #include <gtest/gtest.h>

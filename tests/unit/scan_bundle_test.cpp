@@ -141,7 +141,7 @@ TEST(ScanCodeObject, TargetFromFlagsAndFeatures) {
 }
 
 TEST(ScanCodeObject, MachTableMatchesFacts) {
-    // FACTS.md, "ISA families and what an override can do".
+    // docs/domain.md, "ISA families and what an override can do".
     EXPECT_EQ(amdgpu_mach_value("gfx1010"), 0x033u);
     EXPECT_EQ(amdgpu_mach_value("gfx1035"), 0x03du);
     EXPECT_EQ(amdgpu_mach_value("gfx1034"), 0x03eu);

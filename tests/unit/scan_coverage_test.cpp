@@ -1,4 +1,4 @@
-// Coverage verdicts: covered, same-family override, and no safe override (FACTS.md,
+// Coverage verdicts: covered, same-family override, and no safe override (docs/domain.md,
 // "ISA families and what an override can do").
 #include "scan/coverage.hpp"
 

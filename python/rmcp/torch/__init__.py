@@ -1,4 +1,4 @@
-"""Keep training on the GPU where the vendor convolution kernels fault (SPEC.md "rmcp.torch").
+"""Keep training on the GPU where the vendor convolution kernels fault (docs/torch.md).
 
     import rmcp.torch as rt
     rt.enable()                      # before or after `import torch`
@@ -204,7 +204,7 @@ def _spawn_dataloader_init(original):
         arguments = bound.arguments
         if arguments.get("num_workers", 0) > 0 and arguments.get("multiprocessing_context") is None:
             # fork after the GPU runtime started fails ("Cannot re-initialize CUDA in forked
-            # subprocess"); spawn starts clean workers (FACTS.md, workarounds).
+            # subprocess"); spawn starts clean workers (docs/domain.md, workarounds).
             arguments["multiprocessing_context"] = "spawn"
             return original(*bound.args, **bound.kwargs)
         return original(self, *args, **kwargs)

@@ -363,7 +363,7 @@ void collect_drm_device(Collector& c, Gpu& gpu, const std::string& device_dir) {
         gpu.pci_address = Fact<std::string>::known(basename_of(*link), device_dir);
     gpu.vram_bytes = c.number(device_dir + "/mem_info_vram_total");
     gpu.gtt_bytes = c.number(device_dir + "/mem_info_gtt_total");
-    // ollama's integrated-GPU rule (FACTS.md).
+    // ollama's integrated-GPU rule (docs/domain.md).
     const bool board_info = c.root().exists(device_dir + "/board_info");
     const bool vram_vendor = c.root().exists(device_dir + "/mem_info_vram_vendor");
     if (board_info || vram_vendor) gpu.integrated = Fact<bool>::known(false, device_dir);
@@ -484,7 +484,7 @@ void collect_gpus(Collector& c, Facts& facts, const std::map<std::string, std::s
         const auto props_text = c.text(dir + "/properties");
         if (!props_text) {
             if (props_text.state() == FactState::absent) continue;
-            // EPERM inside a container whose device cgroup hides this GPU (FACTS.md).
+            // EPERM inside a container whose device cgroup hides this GPU (docs/domain.md).
             gpu.visible = false;
             facts.gpus.push_back(std::move(gpu));
             continue;

@@ -18,7 +18,7 @@ Facts detect(const Root& root);
 // Also used for a reporter's machine described by a bug report (explain/report_facts.hpp).
 void apply_gfx_override(Gpu& gpu, const std::map<std::string, std::string>& env);
 
-// Whether an environment variable is one detect reports (FACTS.md lists why each matters).
+// Whether an environment variable is one detect reports (docs/domain.md lists why each matters).
 bool is_relevant_env(std::string_view name);
 
 }  // namespace rmcp

@@ -1,4 +1,4 @@
-// GPU target names and ISA families (FACTS.md, "ISA families and what an override can do").
+// GPU target names and ISA families (docs/domain.md, "ISA families and what an override can do").
 #pragma once
 
 #include <cstdint>

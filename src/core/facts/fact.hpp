@@ -1,5 +1,5 @@
 // A value that is known, absent, or unreadable (with path and errno); unknown is never 0
-// (STYLE.md, principle 3).
+// (ARCHITECTURE.md, principle 3).
 #pragma once
 
 #include <string>

@@ -36,7 +36,7 @@ struct Gpu {
     Fact<std::string> family;
     Fact<std::string> generic_target;
     Fact<bool> officially_supported;
-    Fact<std::string> asic_name;           // KFD `name`: informational only (FACTS.md)
+    Fact<std::string> asic_name;           // KFD `name`: informational only (docs/domain.md)
     Fact<std::string> pci_id;              // "1002:731f"
     Fact<std::string> revision;            // "0xca"
     Fact<std::string> subsystem_id;        // "1da2:e411"

@@ -1,5 +1,5 @@
 // The knowledge base: one TOML file per known problem under kb/ (docs/kb-format.md).
-// Knowledge is data; the evaluator is a pure function of (facts, entry) (STYLE.md, 4).
+// Knowledge is data; the evaluator is a pure function of (facts, entry) (ARCHITECTURE.md, principle 4).
 #pragma once
 
 #include "util/error.hpp"
@@ -57,7 +57,7 @@ struct Entry {
     std::string file;  // the TOML file it came from
 };
 
-// The fixed category list (issue 3); scripts and reports group by it.
+// The fixed category list; scripts and reports group by it.
 inline constexpr const char* k_categories[] = {
     "gpu-memory-fault", "gpu-hang",        "hsa-runtime-error", "missing-code-object", "rocblas-missing-arch",
     "miopen-failure",   "kernel-driver-fault", "device-access", "fork-after-init",     "out-of-memory",

@@ -22,7 +22,7 @@ struct ParamRule {
     std::string_view meaning;
 };
 
-// Names from FACTS.md; ranges from the MODULE_PARM_DESC strings in amdgpu_drv.c.
+// Names from docs/domain.md; ranges from the MODULE_PARM_DESC strings in amdgpu_drv.c.
 const ParamRule k_params[] = {
     {"noretry", ParamType::integer_set, 0, 0, {-1, 0, 1}, "-1 auto, 0 retry on page faults, 1 no retry"},
     {"vm_fragment_size", ParamType::integer_range, 4, 31, {-1}, "-1 auto, else 4..31 (bits)"},

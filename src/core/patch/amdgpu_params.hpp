@@ -8,7 +8,7 @@
 
 namespace rmcp::patch {
 
-// The amdgpu module parameters rmcp may write (FACTS.md "amdgpu module parameters";
+// The amdgpu module parameters rmcp may write (docs/domain.md "amdgpu module parameters";
 // Linux drivers/gpu/drm/amd/amdgpu/amdgpu_drv.c) and whether `value` is valid for `name`.
 // An empty optional means valid; otherwise the reason.
 std::optional<std::string> check_amdgpu_parameter(std::string_view name, std::string_view value);

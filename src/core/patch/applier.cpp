@@ -47,7 +47,7 @@ Result<std::string> canonical_in_root(const Root& root, const std::string& logic
     return c;
 }
 
-// The allowlist (SPEC.md "The patch manager"): the user's profile.env, rmcp's own modprobe
+// The allowlist (docs/patches.md): the user's profile.env, rmcp's own modprobe
 // files, and the start-up hook in a site-packages under $HOME or inside a virtual
 // environment / conda prefix.
 std::optional<std::string> allowlist_refusal(const Root& root, const std::string& p,

@@ -1,4 +1,4 @@
-// The Applier: the one narrow door for writes (STYLE.md, principles 6 and 7). It
+// The Applier: the one narrow door for writes (ARCHITECTURE.md, principles 6 and 7). It
 // canonicalises every target against an allowlist, journals the prior state of every
 // target before touching anything, writes atomically, and can roll any transaction back
 // byte-for-byte (content and mode, or absence). Journals live under

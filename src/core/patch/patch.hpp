@@ -1,4 +1,4 @@
-// Patches as data (SPEC.md "The patch manager"): one TOML file per patch under patches/
+// Patches as data (docs/patches.md): one TOML file per patch under patches/
 // (docs/patches.md), each a list of typed operations. Planning turns them into exact
 // file contents and diffs; the Applier (applier.hpp) is the only code that writes.
 #pragma once

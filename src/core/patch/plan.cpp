@@ -101,7 +101,7 @@ namespace {
 // ROCT-Thunk-Interface's rocm-6.2.4 tag has only the global variable).
 constexpr const char* k_per_node_min_runtime = "6.3";
 
-// GPUs that run the same ISA share a key: their LLVM generic target (FACTS.md, "ISA
+// GPUs that run the same ISA share a key: their LLVM generic target (docs/domain.md, "ISA
 // families"), else the target itself.
 std::string gpu_family_key(const std::string& gfx) { return gfx_generic_target(gfx).value_or(gfx); }
 

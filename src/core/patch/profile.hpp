@@ -1,5 +1,5 @@
 // Environment profiles: named sets of environment changes that form an escalation ladder
-// (SPEC.md "The supervisor", issue 5). Profiles are data: one TOML file per profile under
+// (docs/run.md). Profiles are data: one TOML file per profile under
 // profiles/ (docs/patches.md describes the format). The supervisor (`rmcp run`) climbs the
 // ladder with next_stricter(); `rmcp env` prints a resolved profile for eval.
 //
@@ -27,7 +27,7 @@ class Root;
 namespace rmcp::patch {
 
 // HSA_OVERRIDE_GFX_VERSION as a function of the physical target: the ISA-family override
-// rung sets `value` only when every GPU on the machine is one of `targets` (FACTS.md "ISA
+// rung sets `value` only when every GPU on the machine is one of `targets` (docs/domain.md "ISA
 // families and what an override can do": 10.3.0 is ISA-safe on gfx1031–gfx1036 only).
 struct GfxOverrideRule {
     std::vector<std::string> targets;

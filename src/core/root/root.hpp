@@ -1,4 +1,4 @@
-// Every read of the host goes through one Root (STYLE.md, principle 1), and so does every
+// Every read of the host goes through one Root (ARCHITECTURE.md, principle 1), and so does every
 // write rmcp makes (the patch applier, its journal and lock).
 //
 // A Root maps absolute paths ("/sys/class/kfd/...") onto a directory: "/" on a live system,

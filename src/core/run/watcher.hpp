@@ -44,7 +44,7 @@ using WatcherFactory = std::function<Result<std::unique_ptr<OutputWatcher>>()>;
 // Categories whose failures a stricter profile can plausibly avoid: the GPU itself faulted
 // or hung, or the runtime/library under it failed. Others (a Python error, a missing code
 // object, out of memory) are returned as they are: retrying under another MIOpen or
-// allocator setting does not change them (FACTS.md, "Crash signatures users see").
+// allocator setting does not change them (docs/domain.md, "Crash signatures users see").
 bool is_gpu_failure_category(std::string_view category);
 
 }  // namespace rmcp::run

@@ -15,7 +15,7 @@ struct MachRow {
     std::string_view name;
 };
 // EF_AMDGPU_MACH values: LLVM llvm/include/llvm/BinaryFormat/ELF.h and AMDGPUUsage
-// "AMDGPU EF_AMDGPU_MACH Values" (FACTS.md lists the RDNA subset).
+// "AMDGPU EF_AMDGPU_MACH Values" (docs/domain.md lists the RDNA subset).
 constexpr MachRow k_mach[] = {
     {0x020, "gfx600"},  {0x021, "gfx601"},  {0x022, "gfx700"},  {0x023, "gfx701"},  {0x024, "gfx702"},
     {0x025, "gfx703"},  {0x026, "gfx704"},  {0x028, "gfx801"},  {0x029, "gfx802"},  {0x02a, "gfx803"},

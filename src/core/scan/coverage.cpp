@@ -154,7 +154,7 @@ std::string covering_target(std::string_view want, const std::vector<std::string
     return found;
 }
 
-// The covered target of the chip's own ISA family closest to it (FACTS.md: an override
+// The covered target of the chip's own ISA family closest to it (docs/domain.md: an override
 // across families runs code for a different instruction set).
 std::optional<std::string> nearest_in_family(const std::string& chip_proc,
                                              const std::vector<std::string>& library_targets) {
@@ -194,7 +194,7 @@ Coverage assess(std::string_view chip, std::string_view effective, const std::ve
         return c;
     }
 
-    // Not covered. Propose only targets of the chip's own ISA family (FACTS.md): an
+    // Not covered. Propose only targets of the chip's own ISA family (docs/domain.md): an
     // override across families runs code for a different instruction set.
     const auto best = nearest_in_family(chip_proc, library_targets);
     if (best && *best == chip_proc) {

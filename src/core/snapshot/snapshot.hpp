@@ -1,4 +1,4 @@
-// A snapshot is both the support bundle and the test fixture (STYLE.md, principle 2):
+// A snapshot is both the support bundle and the test fixture (ARCHITECTURE.md, principle 2):
 // it holds what detect read under the root (files, directories, symlinks as links), a
 // metadata file for what a tree cannot hold (device nodes, read errors, binaries left out,
 // files cut at the cap), and facts.json. Unpacked, it works as --root and gives the same

@@ -1,4 +1,4 @@
-// One message shape: `rmcp: error: <doing what> <path>: <cause>` (SPEC.md).
+// One message shape: `rmcp: error: <doing what> <path>: <cause>` (docs/exit-codes.md).
 #pragma once
 
 #include "util/error.hpp"

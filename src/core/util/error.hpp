@@ -1,4 +1,4 @@
-// Errors are values at module boundaries (STYLE.md, principle 11).
+// Errors are values at module boundaries (ARCHITECTURE.md, principle 11).
 #pragma once
 
 #include <cassert>
@@ -10,7 +10,7 @@
 
 namespace rmcp {
 
-// The one exit-code table (SPEC.md "Command-line contract"); README and docs/exit-codes.md
+// The one exit-code table (docs/exit-codes.md); README and docs/exit-codes.md
 // document the same numbers.
 enum class ExitCode : int {
     success = 0,

@@ -2,7 +2,7 @@
 // operations on the tensor's own device (CPU, ROCm, CUDA alike).
 //
 // Why: on several consumer AMD GPUs the vendor convolution kernels (MIOpen solvers) fault
-// and kill the process (MIOpen issue 3540; SPEC.md "rmcp.torch"). This operator never calls
+// and kill the process (MIOpen issue 3540; docs/torch.md). This operator never calls
 // at::convolution, MIOpen or cuDNN, in the forward nor in the backward pass: the backward
 // of the GEMM path is written out below with im2col (a strided copy), col2im and matmul,
 // and that of the depthwise path with strided slices, addcmul and sums.
