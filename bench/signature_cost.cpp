@@ -61,12 +61,14 @@ int main(int argc, char** argv) {
         for (std::size_t s = 0; s < entry.signatures.size(); ++s) {
             rmcp::kb::Entry one = entry;
             one.signatures = {entry.signatures[s]};
-            rows.push_back({scan_seconds({one}, log) - floor, fmt::format("{}#{} {}", entry.id, s, entry.signatures[s].pattern)});
+            rows.push_back(
+                {scan_seconds({one}, log) - floor, fmt::format("{}#{} {}", entry.id, s, entry.signatures[s].pattern)});
         }
     std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.extra > b.extra; });
     fmt::print("{} bytes; no signatures {:.3f} s; all {} entries {:.3f} s ({:.2f} GB/s)\n", log.size(), floor,
                kb->entries.size(), all, static_cast<double>(log.size()) / all / 1e9);
     fmt::print("signature alone, seconds over the floor:\n");
-    for (std::size_t i = 0; i < std::min(top, rows.size()); ++i) fmt::print("  {:+.3f}  {}\n", rows[i].extra, rows[i].what);
+    for (std::size_t i = 0; i < std::min(top, rows.size()); ++i)
+        fmt::print("  {:+.3f}  {}\n", rows[i].extra, rows[i].what);
     return 0;
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The one test command (README, .ci/run): sets up if needed, then runs every suite —
 # unit tests (GoogleTest via CTest), CLI tests against the real binary (pytest), the
-# hostile-input suite (tests/hostile, docs/security.md), Python tests (pytest), the
+# hostile-input suite (tests/hostile, docs/security.md), the formatting check
+# (scripts/format.sh --check), Python tests (pytest), the
 # installed product (tests/install: `cmake --install` into a temporary DESTDIR, the .deb,
 # rmcp.torch in a fresh venv), the same unit, CLI and hostile tests under ASan+UBSan, and a
 # short fuzz run of every parser — and ends with one line: "N passed, N failed[, N skipped]".
@@ -24,6 +25,12 @@ ctest --test-dir build --output-on-failure --output-junit "$PWD/$RESULTS/unit.xm
 
 step "knowledge-base lint (also run by tests/cli/test_kb.py)"
 RMCP_DATA_DIR="$PWD" build/rmcp kb lint >&2 || failures=1
+
+step "formatting (scripts/format.sh --check: the C++ sources follow .clang-format)"
+if scripts/format.sh --check; then format_case='<testcase classname="format" name="clang-format"/>'
+else failures=1; format_case='<testcase classname="format" name="clang-format"><failure message="not formatted: run scripts/format.sh"/></testcase>'
+fi
+printf '<testsuite name="format">%s</testsuite>\n' "$format_case" > "$RESULTS/format.xml"
 
 # The installed product, not the checkout (docs/install.md): the default build installed
 # under /usr into a temporary DESTDIR, which tests/install runs from / without

@@ -162,7 +162,8 @@ std::string sh_tables(const CommandSpec& root, bool zsh) {
                 for (const auto& s : c.subcommands) described.push_back(sh_quote(s.name + ":" + s.description));
                 subs += fmt::format("    ({}) reply=({}) ;;\n", pattern, fmt::join(described, " "));
             } else {
-                subs += fmt::format("    {}) echo {} ;;\n", pattern, sh_quote(fmt::format("{}", fmt::join(subcommand_names(c), " "))));
+                subs += fmt::format("    {}) echo {} ;;\n", pattern,
+                                    sh_quote(fmt::format("{}", fmt::join(subcommand_names(c), " "))));
             }
         }
         if (!c.options.empty()) {
@@ -172,14 +173,15 @@ std::string sh_tables(const CommandSpec& root, bool zsh) {
                     for (const auto& n : o.names) described.push_back(sh_quote(n + ":" + o.description));
                 opts += fmt::format("    ({}) reply=({}) ;;\n", pattern, fmt::join(described, " "));
             } else {
-                opts += fmt::format("    {}) echo {} ;;\n", pattern, sh_quote(fmt::format("{}", fmt::join(option_names(c), " "))));
+                opts += fmt::format("    {}) echo {} ;;\n", pattern,
+                                    sh_quote(fmt::format("{}", fmt::join(option_names(c), " "))));
             }
         }
         for (const auto& o : c.options) {
             if (!o.takes_value) continue;
             for (const auto& n : o.names)
-                values += fmt::format(fmt::runtime(zsh ? "    ({}) REPLY={} ;;\n" : "    {}) echo {} ;;\n"), sh_quote(c.path + " " + n),
-                                      sh_quote(value_word(o)));
+                values += fmt::format(fmt::runtime(zsh ? "    ({}) REPLY={} ;;\n" : "    {}) echo {} ;;\n"),
+                                      sh_quote(c.path + " " + n), sh_quote(value_word(o)));
         }
         if (c.positional.kind != ValueKind::none)
             positional += fmt::format(fmt::runtime(zsh ? "    ({}) REPLY={} ;;\n" : "    {}) echo {} ;;\n"), pattern,
@@ -446,7 +448,8 @@ complete -c rmcp -f
         const std::string within = fish_quote("__rmcp_within " + fish_quote(c.path));
         out += fmt::format("# {}\n", c.path.empty() ? "rmcp" : "rmcp " + c.path);
         for (const auto& sub : c.subcommands)
-            out += fmt::format("complete -c rmcp -n {} -a {} -d {}\n", at, fish_quote(sub.name), fish_quote(sub.description));
+            out += fmt::format("complete -c rmcp -n {} -a {} -d {}\n", at, fish_quote(sub.name),
+                               fish_quote(sub.description));
         for (const auto& o : c.options) {
             std::string names;
             for (const auto& n : o.names)
@@ -457,7 +460,9 @@ complete -c rmcp -f
                 case ValueKind::file: value = " -r -F"; break;
                 case ValueKind::directory: value = " -r -a '(__fish_complete_directories)'"; break;
                 case ValueKind::command: value = " -r -a '(__fish_complete_command)'"; break;
-                case ValueKind::words: value = " -x -a " + fish_quote(fmt::format("{}", fmt::join(o.values, " "))); break;
+                case ValueKind::words:
+                    value = " -x -a " + fish_quote(fmt::format("{}", fmt::join(o.values, " ")));
+                    break;
                 default: value = " -x"; break;
                 }
             }
@@ -465,13 +470,16 @@ complete -c rmcp -f
         }
         switch (c.positional.kind) {
         case ValueKind::words:
-            out += fmt::format("complete -c rmcp -n {} -a {}\n", at, fish_quote(fmt::format("{}", fmt::join(c.positional.values, " "))));
+            out += fmt::format("complete -c rmcp -n {} -a {}\n", at,
+                               fish_quote(fmt::format("{}", fmt::join(c.positional.values, " "))));
             break;
         case ValueKind::file: out += fmt::format("complete -c rmcp -n {} -F\n", at); break;
         case ValueKind::directory:
             out += fmt::format("complete -c rmcp -n {} -a '(__fish_complete_directories)'\n", at);
             break;
-        case ValueKind::command: out += fmt::format("complete -c rmcp -n {} -a '(__fish_complete_command)'\n", at); break;
+        case ValueKind::command:
+            out += fmt::format("complete -c rmcp -n {} -a '(__fish_complete_command)'\n", at);
+            break;
         case ValueKind::subcommand:
             for (const auto& sub : root.subcommands)
                 if (sub.name != "help")
@@ -497,7 +505,9 @@ std::string render_completions(CLI::App& app, std::string_view shell) {
 void add_completions_command(CLI::App& app, Context& ctx, Action& action) {
     static std::string shell;
     auto* cmd = app.add_subcommand("completions", "Print the shell completion script for bash, zsh or fish");
-    cmd->add_option("shell", shell, "bash, zsh or fish")->required()->check(CLI::IsMember({"bash", "zsh", "fish"}))
+    cmd->add_option("shell", shell, "bash, zsh or fish")
+        ->required()
+        ->check(CLI::IsMember({"bash", "zsh", "fish"}))
         ->type_name("SHELL");
     cmd->footer("Installed packages put them where the shells look; by hand: source <(rmcp completions bash),\n"
                 "source <(rmcp completions zsh) after compinit, or rmcp completions fish | source.");

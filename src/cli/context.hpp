@@ -20,12 +20,12 @@ namespace rmcp::cli {
 enum class OutputFormat { text, json, nfd, prometheus, sh, fish, dotenv, markdown };
 
 struct GlobalOptions {
-    std::string root;            // --root / RMCP_ROOT
-    std::string format = "text"; // --format
+    std::string root;             // --root / RMCP_ROOT
+    std::string format = "text";  // --format
     ColorMode color = ColorMode::automatic;
     bool quiet = false;
     bool verbose = false;
-    std::string kb_dir;          // --kb
+    std::string kb_dir;  // --kb
 };
 
 class Context {

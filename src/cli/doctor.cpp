@@ -120,11 +120,12 @@ void add_doctor_command(CLI::App& app, Context& ctx, Action& action) {
     cmd->add_flag("--fix", args->fix,
                   "Apply the first fix of every open finding in one transaction (asks first unless --yes)");
     cmd->add_flag("-y,--yes", args->yes, "With --fix: do not ask for confirmation");
-    cmd->footer("Each finding says its status (open, fixed by profile.env, fixed, pending a reboot) and the next\n"
-                "command to run. Formats: text (default), json (schema_version'd), prometheus (node_exporter textfile).\n"
-                "Exit: 0 nothing open at or above --fail-on, 1 open findings at or above it, 2 malformed knowledge base.\n"
-                "With --format prometheus the findings are the metrics, so doctor exits 0 unless --fail-on is\n"
-                "given: `rmcp doctor --format prometheus > f.tmp && mv f.tmp f.prom` always leaves a file.");
+    cmd->footer(
+        "Each finding says its status (open, fixed by profile.env, fixed, pending a reboot) and the next\n"
+        "command to run. Formats: text (default), json (schema_version'd), prometheus (node_exporter textfile).\n"
+        "Exit: 0 nothing open at or above --fail-on, 1 open findings at or above it, 2 malformed knowledge base.\n"
+        "With --format prometheus the findings are the metrics, so doctor exits 0 unless --fail-on is\n"
+        "given: `rmcp doctor --format prometheus > f.tmp && mv f.tmp f.prom` always leaves a file.");
     cmd->callback([&ctx, &action, args] { action = [&ctx, args] { return do_doctor(ctx, *args); }; });
 }
 

@@ -22,7 +22,6 @@
 #include <optional>
 #include <set>
 
-
 namespace rmcp::cli {
 
 namespace {
@@ -71,9 +70,11 @@ int do_env(Context& ctx, const EnvOptions& eo) {
     if (!format) return fail(ctx, format.error());
     auto root = ctx.open_root();
     if (!root) return fail(ctx, root.error());
-    const std::filesystem::path profile_dir = eo.profile_dir.empty() ? ctx.data_dir() / "profiles" : std::filesystem::path(eo.profile_dir);
+    const std::filesystem::path profile_dir =
+        eo.profile_dir.empty() ? ctx.data_dir() / "profiles" : std::filesystem::path(eo.profile_dir);
     std::vector<std::string> profile_notes;
-    auto profiles = patch::load_profiles_with_user(profile_dir, *root, process::current_environment_map(), profile_notes);
+    auto profiles =
+        patch::load_profiles_with_user(profile_dir, *root, process::current_environment_map(), profile_notes);
     if (!profiles) return fail(ctx, profiles.error());
     for (const auto& n : profile_notes) ctx.diag.note(n);
 
@@ -85,7 +86,8 @@ int do_env(Context& ctx, const EnvOptions& eo) {
         auto doctor_facts = facts_to_json(facts);
         kb::merge_libraries(doctor_facts, scan::libraries_facts(*root, facts));
         patch::AutoSources sources{profile_dir / "rules" / "auto.toml",
-                                   eo.patch_dir.empty() ? ctx.data_dir() / "patches" : std::filesystem::path(eo.patch_dir),
+                                   eo.patch_dir.empty() ? ctx.data_dir() / "patches"
+                                                        : std::filesystem::path(eo.patch_dir),
                                    ctx.kb_dir()};
         auto decision = patch::choose_auto(*profiles, facts, doctor_facts, sources);
         if (!decision) return fail(ctx, decision.error());
@@ -121,20 +123,14 @@ int do_env(Context& ctx, const EnvOptions& eo) {
 
     std::string out;
     for (const auto& k : unset) {
-        if (eo.shell == "fish")
-            out += fmt::format("set -e {}\n", k);
-        else if (eo.shell == "dotenv")
-            out += fmt::format("# unset {} (dotenv cannot express unset)\n", k);
-        else
-            out += fmt::format("unset {}\n", k);
+        if (eo.shell == "fish") out += fmt::format("set -e {}\n", k);
+        else if (eo.shell == "dotenv") out += fmt::format("# unset {} (dotenv cannot express unset)\n", k);
+        else out += fmt::format("unset {}\n", k);
     }
     for (const auto& [k, v] : set) {
-        if (eo.shell == "fish")
-            out += fmt::format("set -gx {} {}\n", k, fish_quote(v));
-        else if (eo.shell == "dotenv")
-            out += fmt::format("{}={}\n", k, dotenv_quote(v));
-        else
-            out += fmt::format("export {}={}\n", k, sh_quote(v));
+        if (eo.shell == "fish") out += fmt::format("set -gx {} {}\n", k, fish_quote(v));
+        else if (eo.shell == "dotenv") out += fmt::format("{}={}\n", k, dotenv_quote(v));
+        else out += fmt::format("export {}={}\n", k, sh_quote(v));
     }
     fmt::print("{}", out);
     return 0;

@@ -37,8 +37,9 @@ int explain(Context& ctx, const ExplainOptions& opts) {
     if (inputs.empty() && !opts.kernel_log) {
         // Like grep: no FILE means standard input, but never wait on a terminal.
         if (::isatty(STDIN_FILENO))
-            return fail(ctx, Error{"reading", "standard input",
-                                   "it is a terminal; give FILE..., '-' with a pipe, or --kernel-log", ExitCode::usage});
+            return fail(ctx,
+                        Error{"reading", "standard input",
+                              "it is a terminal; give FILE..., '-' with a pipe, or --kernel-log", ExitCode::usage});
         inputs.emplace_back("-");
     }
 
@@ -106,17 +107,16 @@ int explain(Context& ctx, const ExplainOptions& opts) {
         report.facts_source = root->is_live() ? "this machine" : "root";
         report.facts_from = root->is_live() ? "this machine" : "--root " + root->base().string();
     }
-    report.diagnoses = builder.rank(applies, report.reporter ? &facts : nullptr,
-                                    opts.all_matches ? explain::FamilyEntries::keep_all
-                                                     : explain::FamilyEntries::drop_covered);
+    report.diagnoses =
+        builder.rank(applies, report.reporter ? &facts : nullptr,
+                     opts.all_matches ? explain::FamilyEntries::keep_all : explain::FamilyEntries::drop_covered);
 
     if (*format == OutputFormat::json) {
         auto out = explain::render_json(report);
         // The failure is part of the one JSON document (docs/exit-codes.md, "Errors as data").
         if (failure) out["error"] = error_json(*failure);
         fmt::print("{}", json_output(ctx, std::move(out)));
-    }
-    else if (!ctx.options.quiet || !report.diagnoses.empty())
+    } else if (!ctx.options.quiet || !report.diagnoses.empty())
         fmt::print("{}", explain::render_text(report, ctx.style()));
 
     if (failure) return static_cast<int>(failure->code);

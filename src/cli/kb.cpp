@@ -57,9 +57,9 @@ int do_show(Context& ctx, const KbOptions& o) {
 
 int do_render(Context& ctx, const KbOptions& o) {
     if (ctx.options.format != "markdown")
-        return fail(ctx, Error{"choosing output format", ctx.options.format,
-                               "kb render writes --format markdown (use kb list/show for text and json)",
-                               ExitCode::usage});
+        return fail(ctx,
+                    Error{"choosing output format", ctx.options.format,
+                          "kb render writes --format markdown (use kb list/show for text and json)", ExitCode::usage});
     const auto kb = kb::load(ctx.kb_dir());
     if (!kb) return fail(ctx, kb.error());
     std::error_code ec;
@@ -134,12 +134,14 @@ void add_kb_command(CLI::App& app, Context& ctx, Action& action) {
     render->footer("Needs --format markdown. The checked-in pages are docs/kb/ (scripts/render-kb.sh).");
     render->callback([&ctx, &action, o] { action = [&ctx, o] { return do_render(ctx, *o); }; });
 
-    auto* lint = cmd->add_subcommand("lint", "Check sources, costs, patches, and that nothing fires on healthy machines");
+    auto* lint =
+        cmd->add_subcommand("lint", "Check sources, costs, patches, and that nothing fires on healthy machines");
     lint->add_option("--healthy", o->healthy,
                      "Root of a machine known to be healthy (repeatable; default: the healthy fixtures of the source "
                      "tree)")
         ->type_name("ROOT");
-    lint->add_option("--patch-dir", o->patch_dir, "Patch definitions (default: the shipped patches/)")->type_name("DIR");
+    lint->add_option("--patch-dir", o->patch_dir, "Patch definitions (default: the shipped patches/)")
+        ->type_name("DIR");
     lint->footer("Formats: text (default), json. Exit: 0 no problems, 1 problems found, 2 malformed knowledge base "
                  "or patch file.");
     lint->callback([&ctx, &action, o] { action = [&ctx, o] { return do_lint(ctx, *o); }; });

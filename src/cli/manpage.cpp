@@ -124,8 +124,7 @@ void options_section(std::string& out, const CLI::App& app) {
         auto type = opt->get_type_name();
         if (opt->get_type_size() == 0) type.clear();
         out += fmt::format(".TP\n.B {}{}\n{}\n", roff(opt->get_positional() ? opt->get_name() : names),
-                           type.empty() || opt->get_positional() ? "" : " " + roff(type),
-                           roff(opt->get_description()));
+                           type.empty() || opt->get_positional() ? "" : " " + roff(type), roff(opt->get_description()));
     }
 }
 }  // namespace

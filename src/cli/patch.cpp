@@ -25,7 +25,6 @@
 #include <optional>
 #include <unistd.h>
 
-
 namespace rmcp::cli {
 
 namespace {
@@ -63,7 +62,8 @@ patch::ApplyOptions apply_options(const Root& root) {
 }
 
 Result<patch::PatchSet> load(Context& ctx, const PatchOptions& po) {
-    const std::filesystem::path dir = po.patch_dir.empty() ? ctx.data_dir() / "patches" : std::filesystem::path(po.patch_dir);
+    const std::filesystem::path dir =
+        po.patch_dir.empty() ? ctx.data_dir() / "patches" : std::filesystem::path(po.patch_dir);
     return patch::load_patches(dir);
 }
 
@@ -102,7 +102,9 @@ int do_show(Context& ctx, const PatchOptions& po) {
     auto set = load(ctx, po);
     if (!set) return fail(ctx, set.error());
     const patch::Patch* p = set->find(po.ids.front());
-    if (!p) return fail(ctx, Error{"looking up patch", po.ids.front(), "no such patch (see `rmcp patch list`)", ExitCode::usage});
+    if (!p)
+        return fail(ctx, Error{"looking up patch", po.ids.front(), "no such patch (see `rmcp patch list`)",
+                               ExitCode::usage});
     if (*format == OutputFormat::json) {
         auto j = render::patch_json(*p);
         j["schema_version"] = 1;
@@ -140,10 +142,8 @@ int do_plan(Context& ctx, const PatchOptions& po) {
     for (const auto& s : plan->steps)
         if (!s.target.empty())
             if (auto t = patch::resolve_target(*root, s.target, env); !t) return fail(ctx, t.error());
-    if (*format == OutputFormat::json)
-        fmt::print("{}", json_output(ctx, render::plan_json(*plan)));
-    else
-        fmt::print("{}", render::render_plan(*plan));
+    if (*format == OutputFormat::json) fmt::print("{}", json_output(ctx, render::plan_json(*plan)));
+    else fmt::print("{}", render::render_plan(*plan));
     return 0;
 }
 
@@ -230,11 +230,11 @@ int do_status(Context& ctx) {
     }
     for (const auto& t : *all) {
         fmt::print("{}  {:<18}  {}\n", t.id, state_word(t), fmt::join(t.patches, " "));
-        for (const auto& jt : t.targets) fmt::print("    {}{}\n", shown_path(*root, jt.path), jt.existed ? "" : " (new)");
+        for (const auto& jt : t.targets)
+            fmt::print("    {}{}\n", shown_path(*root, jt.path), jt.existed ? "" : " (new)");
         if (t.interrupted())
             fmt::print("    interrupted: run `{} patch rollback {}` to restore every file (journal {})\n",
-                       command_prefix(ctx), t.id,
-                       root->host_path(t.journal_dir));
+                       command_prefix(ctx), t.id, root->host_path(t.journal_dir));
         if (!t.corrupt.empty())
             fmt::print("    corrupt journal {}: {}; it is not trusted and is skipped\n",
                        root->host_path(t.journal_dir + "/journal.json"), t.corrupt);
@@ -278,7 +278,8 @@ int apply_patches(Context& ctx, const ApplyRequest& request) {
     if (*format == OutputFormat::json) {
         nlohmann::json out{{"schema_version", 1},
                            {"patches", request.ids},
-                           {"transaction", outcome->txn_id.empty() ? nlohmann::json() : nlohmann::json(outcome->txn_id)},
+                           {"transaction",
+                            outcome->txn_id.empty() ? nlohmann::json() : nlohmann::json(outcome->txn_id)},
                            {"written", outcome->written},
                            {"skipped", outcome->skipped},
                            {"advisory", advisories(*plan)},
@@ -288,10 +289,8 @@ int apply_patches(Context& ctx, const ApplyRequest& request) {
         fmt::print("{}", json_output(ctx, out));
         return 0;
     }
-    if (outcome->txn_id.empty())
-        fmt::print("nothing to write: every file operation is already in effect\n");
-    else
-        fmt::print("applied transaction {}\n", outcome->txn_id);
+    if (outcome->txn_id.empty()) fmt::print("nothing to write: every file operation is already in effect\n");
+    else fmt::print("applied transaction {}\n", outcome->txn_id);
     for (const auto& w : outcome->written) fmt::print("  wrote {}\n", shown_path(*root, w));
     for (const auto& s : outcome->skipped) fmt::print("  already in effect: {}\n", shown_path(*root, s));
     if (const auto adv = advisories(*plan); !adv.empty())
@@ -304,7 +303,8 @@ int apply_patches(Context& ctx, const ApplyRequest& request) {
 
 void add_patch_command(CLI::App& app, Context& ctx, Action& action) {
     static PatchOptions po;
-    auto* cmd = app.add_subcommand("patch", "Plan, apply and roll back fixes (env profiles, module options, start-up hook)");
+    auto* cmd =
+        app.add_subcommand("patch", "Plan, apply and roll back fixes (env profiles, module options, start-up hook)");
     cmd->require_subcommand(1);
     cmd->add_option("--patch-dir", po.patch_dir, "Patch definitions (default: the shipped patches/)")->type_name("DIR");
     cmd->footer("Patches are data (patches/*.toml, docs/patches.md). Journals: $XDG_STATE_HOME/rmcp, /var/lib/rmcp.");

@@ -30,7 +30,6 @@
 #include <set>
 #include <unistd.h>
 
-
 namespace rmcp::cli {
 
 namespace {
@@ -101,8 +100,8 @@ std::vector<probe::Switch> usable_switches(Context& ctx, const probe::Catalogue&
                 if (std::find(rule.targets.begin(), rule.targets.end(), targets->front()) != rule.targets.end())
                     resolved.env["HSA_OVERRIDE_GFX_VERSION"] = rule.value;
         if (resolved.env.empty()) {
-            ctx.diag.verbose(fmt::format("switch {} left out: profile {} changes nothing on this machine", sw.id,
-                                         sw.profile));
+            ctx.diag.verbose(
+                fmt::format("switch {} left out: profile {} changes nothing on this machine", sw.id, sw.profile));
             continue;
         }
         out.push_back(std::move(resolved));
@@ -121,10 +120,10 @@ void print_progress(Context& ctx, const probe::ProgressEvent& e) {
     std::string counter = e.total > 0 ? fmt::format("[{}/{}", e.index, e.total) : fmt::format("[{}", e.index);
     if (e.eta_s && e.index < e.total) counter += ", ETA " + clock_time(*e.eta_s);
     counter += "]";
-    const std::string config =
-        e.phase == "baseline" ? "" : fmt::format("{} {{{}}} ", e.phase, e.configuration->key());
-    fmt::print(stderr, "{} {}{} {} {} {} … {}\n", counter, config, e.scenario->id, probe::direction_tag(e.scenario->direction),
-               probe::dtype_tag(e.scenario->dtype), e.scenario->op, probe::describe(*e.result));
+    const std::string config = e.phase == "baseline" ? "" : fmt::format("{} {{{}}} ", e.phase, e.configuration->key());
+    fmt::print(stderr, "{} {}{} {} {} {} … {}\n", counter, config, e.scenario->id,
+               probe::direction_tag(e.scenario->direction), probe::dtype_tag(e.scenario->dtype), e.scenario->op,
+               probe::describe(*e.result));
     std::fflush(stderr);
 }
 
@@ -143,11 +142,11 @@ Status check_output_path(const std::string& option, const std::string& file) {
     if (std::filesystem::is_directory(path, ec))
         return Error{"checking " + option, file, "is a directory; name a file", ExitCode::usage};
     if (!std::filesystem::is_directory(dir, ec))
-        return Error{"checking " + option, file,
-                     fmt::format("directory {} does not exist", dir.string()), ExitCode::usage};
+        return Error{"checking " + option, file, fmt::format("directory {} does not exist", dir.string()),
+                     ExitCode::usage};
     if (::access(dir.c_str(), W_OK) != 0)
-        return Error{"checking " + option, file,
-                     fmt::format("directory {}: {}", dir.string(), std::strerror(errno)), ExitCode::environment};
+        return Error{"checking " + option, file, fmt::format("directory {}: {}", dir.string(), std::strerror(errno)),
+                     ExitCode::environment};
     return ok_status();
 }
 
@@ -228,7 +227,9 @@ int run_probe(Context& ctx, ProbeOptions o) {
         const std::filesystem::path dir = patch::user_profiles_dir(process::current_environment_map());
         std::error_code ec;
         std::filesystem::create_directories(dir, ec);
-        if (ec) return fail(ctx, Error{"creating the profiles directory", dir.string(), ec.message(), ExitCode::environment});
+        if (ec)
+            return fail(ctx,
+                        Error{"creating the profiles directory", dir.string(), ec.message(), ExitCode::environment});
         o.save = (dir / "probed.toml").string();
     }
     const auto format = ctx.format({OutputFormat::text, OutputFormat::json});
@@ -250,7 +251,8 @@ int run_probe(Context& ctx, ProbeOptions o) {
     auto scenarios = probe::select_scenarios(*catalogue, o.scenarios, o.quick);
     if (!scenarios) return fail(ctx, scenarios.error());
 
-    auto python = probe::resolve_interpreter(o.python.empty() ? default_python() : o.python, getenv_or("PATH", "/usr/bin:/bin"));
+    auto python =
+        probe::resolve_interpreter(o.python.empty() ? default_python() : o.python, getenv_or("PATH", "/usr/bin:/bin"));
     if (!python) return fail(ctx, python.error());
 
     std::vector<probe::Switch> switches;
@@ -318,13 +320,14 @@ int run_probe(Context& ctx, ProbeOptions o) {
     if (!o.save.empty()) {
         const std::filesystem::path profile_path = std::filesystem::absolute(o.save).lexically_normal();
         const std::string map_path = fault_map_path_for(profile_path);
-        if (auto s = write_file_atomic(map_path, json_output(ctx, probe::fault_map_json(run, run.baseline, device))); !s) {
+        if (auto s = write_file_atomic(map_path, json_output(ctx, probe::fault_map_json(run, run.baseline, device)));
+            !s) {
             write_error = s.error();
         } else if (passed) {
             const auto& winner = probe::winning_configuration(run);
-            if (auto w = write_file_atomic(profile_path.string(), probe::profile_toml(run, winner, switches, device,
-                                                                                     profile_path.stem().string(),
-                                                                                     map_path));
+            if (auto w = write_file_atomic(profile_path.string(),
+                                           probe::profile_toml(run, winner, switches, device,
+                                                               profile_path.stem().string(), map_path));
                 !w) {
                 write_error = w.error();
             } else {
@@ -335,12 +338,12 @@ int run_probe(Context& ctx, ProbeOptions o) {
         } else {
             // A profile is a configuration under which every scenario passed; there is none.
             // The fault map still says what fails by default (rmcp.torch routes around it).
-            ctx.diag.error(Error{"saving profile", profile_path.string(),
-                                 fmt::format("no configuration passed every scenario{}; no profile written "
-                                             "(the default configuration's failures are in {})",
-                                             o.bisect ? "" : " (the default failed; --bisect searches the switches)",
-                                             map_path),
-                                 ExitCode::findings});
+            ctx.diag.error(
+                Error{"saving profile", profile_path.string(),
+                      fmt::format("no configuration passed every scenario{}; no profile written "
+                                  "(the default configuration's failures are in {})",
+                                  o.bisect ? "" : " (the default failed; --bisect searches the switches)", map_path),
+                      ExitCode::findings});
         }
     }
     if (!o.html.empty() && !write_error)

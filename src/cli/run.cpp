@@ -26,7 +26,6 @@
 #include <system_error>
 #include <unistd.h>
 
-
 namespace rmcp::cli {
 
 namespace {
@@ -105,10 +104,8 @@ void print_plan(Context& ctx, OutputFormat format, const std::vector<run::Rung>&
         fmt::print("attempt {}: profile {}{}\n", ++n, rung.profile.empty() ? "(none)" : rung.profile,
                    rung.hide_gpu ? " (GPU hidden)" : "");
         for (const auto& c : rung.env) {
-            if (c.value)
-                fmt::print("  set {}={}\n", c.name, *c.value);
-            else
-                fmt::print("  unset {}\n", c.name);
+            if (c.value) fmt::print("  set {}={}\n", c.name, *c.value);
+            else fmt::print("  unset {}\n", c.name);
         }
     }
     std::string shown;
@@ -125,7 +122,8 @@ int run_command(Context& ctx, const RunArgs& args, const std::vector<std::string
     // Finite seconds from 0 to 30 days: 1e10, inf or nan once killed a healthy child at once.
     const auto stall_timeout = run::check_seconds(args.stall_timeout);
     if (!stall_timeout)
-        return fail(ctx, Error{"parsing --stall-timeout", args.stall_timeout, stall_timeout.error().cause, ExitCode::usage});
+        return fail(ctx,
+                    Error{"parsing --stall-timeout", args.stall_timeout, stall_timeout.error().cause, ExitCode::usage});
     const auto kill_grace = run::check_seconds(args.kill_grace);
     if (!kill_grace)
         return fail(ctx, Error{"parsing --kill-grace", args.kill_grace, kill_grace.error().cause, ExitCode::usage});
@@ -142,8 +140,8 @@ int run_command(Context& ctx, const RunArgs& args, const std::vector<std::string
         options.plan.push_back(run::plain_rung(*user_env));
     } else {
         std::vector<std::string> profile_notes;
-        auto profiles = patch::load_profiles_with_user(ctx.data_dir() / "profiles", *root, process::current_environment_map(),
-                                                       profile_notes);
+        auto profiles = patch::load_profiles_with_user(ctx.data_dir() / "profiles", *root,
+                                                       process::current_environment_map(), profile_notes);
         if (!profiles) return fail(ctx, profiles.error());
         for (const auto& n : profile_notes) ctx.diag.note(n);
         facts = detect(*root);
@@ -157,8 +155,8 @@ int run_command(Context& ctx, const RunArgs& args, const std::vector<std::string
             // The one auto decision (patch/auto_profile.hpp), on the facts doctor evaluates.
             auto doctor_facts = facts_to_json(*facts);
             kb::merge_libraries(doctor_facts, scan::libraries_facts(*root, *facts));
-            patch::AutoSources sources{ctx.data_dir() / "profiles" / "rules" / "auto.toml",
-                                       ctx.data_dir() / "patches", ctx.kb_dir()};
+            patch::AutoSources sources{ctx.data_dir() / "profiles" / "rules" / "auto.toml", ctx.data_dir() / "patches",
+                                       ctx.kb_dir()};
             auto decision = patch::choose_auto(*profiles, *facts, doctor_facts, sources);
             if (!decision) return fail(ctx, decision.error());
             for (const auto& n : decision->notes) ctx.diag.note(n);
@@ -204,8 +202,7 @@ int run_command(Context& ctx, const RunArgs& args, const std::vector<std::string
         for (const auto& line : run::summary_lines(result)) ctx.diag.note(line);
         if (auto written = write_report(path, json_output(ctx, run::incident_report(result, inputs))); !written)
             ctx.diag.error(written.error());
-        else if (result.incident())
-            ctx.diag.note(fmt::format("incident report: {}", path));
+        else if (result.incident()) ctx.diag.note(fmt::format("incident report: {}", path));
     }
     return result.exit_code;
 }
@@ -218,7 +215,8 @@ void add_run_command(CLI::App& app, Context& ctx, Action& action) {
     auto* cmd = app.add_subcommand("run", "Run a command under supervision: relay, classify crashes, retry, report");
     cmd->add_option("--profile", args.profile, "Start under this profile (a name from profiles/, or auto)")
         ->type_name("NAME|auto");
-    cmd->add_option("--retries", args.retries, "Restart up to N times, one rung stricter, after a recognised GPU failure")
+    cmd->add_option("--retries", args.retries,
+                    "Restart up to N times, one rung stricter, after a recognised GPU failure")
         ->type_name("N");
     cmd->add_option("--fallback", args.fallback, "cpu: the last attempt hides the GPU (needs --retries >= 1)")
         ->check(CLI::IsMember({"none", "cpu"}))

@@ -55,8 +55,7 @@ int run(int argc, char** argv) {
     app.add_option("--color", color, "Colour: auto|always|never (NO_COLOR is honoured)")
         ->check(CLI::IsMember({"auto", "always", "never"}))
         ->type_name("WHEN");
-    app.add_option("--kb", ctx.options.kb_dir, "Knowledge-base directory (default: the shipped kb/)")
-        ->type_name("DIR");
+    app.add_option("--kb", ctx.options.kb_dir, "Knowledge-base directory (default: the shipped kb/)")->type_name("DIR");
     auto* quiet = app.add_flag("-q,--quiet", ctx.options.quiet, "Print errors only");
     app.add_flag("-v,--verbose", ctx.options.verbose, "Print more detail")->excludes(quiet);
 
@@ -120,9 +119,12 @@ int run(int argc, char** argv) {
         return code;
     }
 
-    ctx.options.color = color == "always" ? ColorMode::always : color == "never" ? ColorMode::never : ColorMode::automatic;
-    ctx.diag.set_verbosity(ctx.options.quiet ? Verbosity::quiet
-                                             : ctx.options.verbose ? Verbosity::verbose : Verbosity::normal);
+    ctx.options.color = color == "always"  ? ColorMode::always
+                        : color == "never" ? ColorMode::never
+                                           : ColorMode::automatic;
+    ctx.diag.set_verbosity(ctx.options.quiet     ? Verbosity::quiet
+                           : ctx.options.verbose ? Verbosity::verbose
+                                                 : Verbosity::normal);
     if (!action) {
         fmt::print("{}", app.help());
         return static_cast<int>(ExitCode::usage);

@@ -15,13 +15,17 @@
 namespace rmcp::cli {
 
 void add_scan_command(CLI::App& app, Context& ctx, Action& action) {
-    auto* cmd = app.add_subcommand("scan", "GPU targets inside libraries, binaries, Tensile files and kernel databases");
+    auto* cmd =
+        app.add_subcommand("scan", "GPU targets inside libraries, binaries, Tensile files and kernel databases");
     static std::vector<std::string> paths;
     static bool deep = false;
-    cmd->add_option("paths", paths, "Files or directories to scan (default: the ROCm and PyTorch installations "
-                                    "detect finds, checked against each GPU)")
+    cmd->add_option("paths", paths,
+                    "Files or directories to scan (default: the ROCm and PyTorch installations "
+                    "detect finds, checked against each GPU)")
         ->type_name("PATH");
-    cmd->add_flag("--deep", deep, "Search every data section (also beside .hip_fatbin, and .data.rel.ro) and unknown files for embedded code, without a size limit");
+    cmd->add_flag("--deep", deep,
+                  "Search every data section (also beside .hip_fatbin, and .data.rel.ro) and unknown files for "
+                  "embedded code, without a size limit");
     cmd->footer("Formats: text (default), json. Exit 0 when the scan completed (damaged files are warnings); "
                 "2 when a named path cannot be read.");
     cmd->callback([&] {
@@ -46,7 +50,8 @@ void add_scan_command(CLI::App& app, Context& ctx, Action& action) {
                 auto live = ctx.open_root_at("/");
                 if (!live) return fail(ctx, live.error());
                 std::vector<std::string> absolute;
-                for (const auto& p : paths) absolute.push_back(std::filesystem::absolute(p).lexically_normal().string());
+                for (const auto& p : paths)
+                    absolute.push_back(std::filesystem::absolute(p).lexically_normal().string());
                 report = scan::scan_paths(*live, absolute, limits);
             }
             for (const auto& f : report.files)
@@ -60,9 +65,9 @@ void add_scan_command(CLI::App& app, Context& ctx, Action& action) {
                 if (failed) {
                     const auto& first = report.problems.front();
                     const auto colon = first.rfind(": ");
-                    out["error"] = error_json(Error{"scanning", colon == std::string::npos ? first : first.substr(0, colon),
-                                                    colon == std::string::npos ? "" : first.substr(colon + 2),
-                                                    ExitCode::usage});
+                    out["error"] =
+                        error_json(Error{"scanning", colon == std::string::npos ? first : first.substr(0, colon),
+                                         colon == std::string::npos ? "" : first.substr(colon + 2), ExitCode::usage});
                 }
                 fmt::print("{}", json_output(ctx, std::move(out)));
             } else {

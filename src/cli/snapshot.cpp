@@ -21,7 +21,9 @@ int print_listing(Context& ctx, const SnapshotSummary& s, OutputFormat format) {
     if (format == OutputFormat::json) {
         nlohmann::json entries = nlohmann::json::array();
         for (const auto& e : s.entries) entries.push_back({{"path", e.path}, {"kind", e.kind}, {"size", e.size}});
-        fmt::print("{}", json_output(ctx, nlohmann::json{{"schema_version", 1}, {"entries", entries}, {"total_bytes", total}}));
+        fmt::print("{}",
+                   json_output(ctx,
+                               nlohmann::json{{"schema_version", 1}, {"entries", entries}, {"total_bytes", total}}));
         return 0;
     }
     for (const auto& e : s.entries) fmt::print("{:>10}  {:<6}  {}\n", e.size, e.kind, e.path);

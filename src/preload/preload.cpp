@@ -38,14 +38,22 @@ namespace {
 using HipError = int;
 using HipStream = void*;
 constexpr HipError k_hip_success = 0;
-constexpr HipError k_hip_symbol_not_found = 302;    // hipErrorSharedObjectSymbolNotFound
+constexpr HipError k_hip_symbol_not_found = 302;      // hipErrorSharedObjectSymbolNotFound
 constexpr unsigned k_hip_device_malloc_uncached = 3;  // hipDeviceMallocUncached (HIP ≥ 5.3)
 
 enum class Api : unsigned {
-    malloc, free, malloc_managed, ext_malloc_with_flags, malloc_async, free_async, host_malloc, host_free, count
+    malloc,
+    free,
+    malloc_managed,
+    ext_malloc_with_flags,
+    malloc_async,
+    free_async,
+    host_malloc,
+    host_free,
+    count
 };
-constexpr const char* k_api_names[] = {"hipMalloc",      "hipFree",     "hipMallocManaged", "hipExtMallocWithFlags",
-                                       "hipMallocAsync", "hipFreeAsync", "hipHostMalloc",   "hipHostFree"};
+constexpr const char* k_api_names[] = {"hipMalloc",      "hipFree",      "hipMallocManaged", "hipExtMallocWithFlags",
+                                       "hipMallocAsync", "hipFreeAsync", "hipHostMalloc",    "hipHostFree"};
 constexpr std::size_t k_api_count = static_cast<std::size_t>(Api::count);
 
 // ---- configuration, read once at the first intercepted call -------------------------------
@@ -160,8 +168,7 @@ std::atomic<std::uint64_t> g_untracked{0};
 class StripeGuard {
 public:
     explicit StripeGuard(Stripe& s) : m_s(s) {
-        while (m_s.lock.test_and_set(std::memory_order_acquire)) {
-        }
+        while (m_s.lock.test_and_set(std::memory_order_acquire)) {}
     }
     ~StripeGuard() { m_s.lock.clear(std::memory_order_release); }
     StripeGuard(const StripeGuard&) = delete;
@@ -218,15 +225,14 @@ std::uint64_t now_ns() {
 
 void record_event(Api api, const void* ptr, std::uint64_t size, HipError result) {
     const auto slot = g_stats.ring_next.fetch_add(1, std::memory_order_relaxed) % k_ring_size;
-    g_stats.ring[slot] = Event{now_ns(), size, reinterpret_cast<std::uintptr_t>(ptr),
-                               static_cast<std::uint32_t>(api), result};
+    g_stats.ring[slot] =
+        Event{now_ns(), size, reinterpret_cast<std::uintptr_t>(ptr), static_cast<std::uint32_t>(api), result};
 }
 
 void on_alloc(Api api, void* ptr, std::uint64_t size, HipError result) {
     g_stats.calls[static_cast<std::size_t>(api)].fetch_add(1, std::memory_order_relaxed);
     std::uint64_t largest = g_stats.largest_request.load(std::memory_order_relaxed);
-    while (size > largest && !g_stats.largest_request.compare_exchange_weak(largest, size)) {
-    }
+    while (size > largest && !g_stats.largest_request.compare_exchange_weak(largest, size)) {}
     record_event(api, ptr, size, result);
     if (result != k_hip_success || !ptr) {
         g_stats.failures.fetch_add(1, std::memory_order_relaxed);
@@ -240,8 +246,7 @@ void on_alloc(Api api, void* ptr, std::uint64_t size, HipError result) {
     g_stats.live_allocations.fetch_add(1, std::memory_order_relaxed);
     const auto live = g_stats.live_bytes.fetch_add(size, std::memory_order_relaxed) + size;
     std::uint64_t peak = g_stats.peak_live_bytes.load(std::memory_order_relaxed);
-    while (live > peak && !g_stats.peak_live_bytes.compare_exchange_weak(peak, live)) {
-    }
+    while (live > peak && !g_stats.peak_live_bytes.compare_exchange_weak(peak, live)) {}
 }
 
 void on_free(Api api, void* ptr, HipError result) {

@@ -20,8 +20,9 @@ std::shared_ptr<const SignatureSet> signatures() {
     static const auto set = [] {
         std::vector<rmcp::kb::Entry> entries(3);
         entries[0].id = "fault";
-        entries[0].signatures = {{R"(Memory access fault by GPU node-\d+ \(Agent handle: 0x[0-9a-f]+\))", {"MIOpen", "conv"}, 3, 1},
-                                 {"^Aborted", {}, 0, 2}};
+        entries[0].signatures = {
+            {R"(Memory access fault by GPU node-\d+ \(Agent handle: 0x[0-9a-f]+\))", {"MIOpen", "conv"}, 3, 1},
+            {"^Aborted", {}, 0, 2}};
         entries[1].id = "hang";
         entries[1].signatures = {{"reason ?: ?GPU Hang$", {"ring"}, 2, 3}, {"(?i)ring gfx_[0-9.]+ timeout", {}, 1, 4}};
         entries[2].id = "oom";
@@ -52,11 +53,14 @@ Result scan(std::string_view data, std::size_t piece) {
     rmcp::explain::ReportReader reader;
     rmcp::explain::ScanLimits limits;
     limits.line_bytes = 16;  // small, so the truncation paths run
-    LogScanner scanner(signatures(), [&](const Match& m) {
-        for (const auto& l : m.excerpt)
-            if (l.text.size() > 2 * limits.line_bytes) std::abort();
-        out.push_back({m.signature, m.line, m.excerpt.size()});
-    }, limits);
+    LogScanner scanner(
+        signatures(),
+        [&](const Match& m) {
+            for (const auto& l : m.excerpt)
+                if (l.text.size() > 2 * limits.line_bytes) std::abort();
+            out.push_back({m.signature, m.line, m.excerpt.size()});
+        },
+        limits);
     scanner.on_probe([&](const rmcp::explain::ProbeHit& hit) { reader.add("input", hit); });
     for (std::size_t i = 0; i < data.size(); i += piece)
         if (!scanner.feed(data.substr(i, piece))) std::abort();

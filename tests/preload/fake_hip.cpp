@@ -12,7 +12,8 @@ constexpr int k_out_of_memory = 2;
 
 int allocate(void** ptr, std::size_t size) {
     if (!ptr) return k_invalid_value;
-    if (const char* limit = std::getenv("RMCP_FAKE_HIP_FAIL_ABOVE"); limit && size > std::strtoull(limit, nullptr, 10)) {
+    if (const char* limit = std::getenv("RMCP_FAKE_HIP_FAIL_ABOVE");
+        limit && size > std::strtoull(limit, nullptr, 10)) {
         *ptr = nullptr;
         return k_out_of_memory;
     }

@@ -105,7 +105,8 @@ TEST(DetectEnv, OnlyTheVariablesThatMatter) {
     for (const char* name : {"HSA_OVERRIDE_GFX_VERSION", "HIP_VISIBLE_DEVICES", "PYTORCH_HIP_ALLOC_CONF",
                              "TORCH_ROCM_AOTRITON_ENABLE_EXPERIMENTAL", "LD_PRELOAD", "VIRTUAL_ENV"})
         EXPECT_TRUE(is_relevant_env(name)) << name;
-    for (const char* name : {"HOME", "PATH", "TORCH_HOME", "LD_PRELOADX", ""}) EXPECT_FALSE(is_relevant_env(name)) << name;
+    for (const char* name : {"HOME", "PATH", "TORCH_HOME", "LD_PRELOADX", ""})
+        EXPECT_FALSE(is_relevant_env(name)) << name;
 }
 
 }  // namespace

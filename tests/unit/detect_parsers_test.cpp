@@ -23,13 +23,13 @@ TEST(KfdProperties, ParsesKeyValueLines) {
 
 TEST(KfdProperties, ReportsBadLinesAndKeepsTheRest) {
     const auto p = parse_kfd_properties("simd_count 80\n"
-                                        "garbage\n"                   // 2: no value
-                                        "fw_version -1\n"             // 3: signed
-                                        "max_engine_clk_fcompute 2a\n"  // 4: not decimal
-                                        "\n"                          // blank: skipped, not bad
-                                        "drm_render_minor 128\r\n"    // CRLF tolerated
+                                        "garbage\n"                                 // 2: no value
+                                        "fw_version -1\n"                           // 3: signed
+                                        "max_engine_clk_fcompute 2a\n"              // 4: not decimal
+                                        "\n"                                        // blank: skipped, not bad
+                                        "drm_render_minor 128\r\n"                  // CRLF tolerated
                                         "local_mem_size 99999999999999999999999\n"  // 7: overflow
-                                        "  num_xcc\t1  \n");          // tab separator and padding
+                                        "  num_xcc\t1  \n");                        // tab separator and padding
     EXPECT_EQ(p.get("simd_count"), 80U);
     EXPECT_EQ(p.get("drm_render_minor"), 128U);
     EXPECT_EQ(p.get("num_xcc"), 1U);
@@ -37,9 +37,7 @@ TEST(KfdProperties, ReportsBadLinesAndKeepsTheRest) {
     EXPECT_EQ(p.bad_lines, (std::vector<unsigned>{2, 3, 4, 7}));
 }
 
-TEST(KfdProperties, LaterDuplicateWins) {
-    EXPECT_EQ(parse_kfd_properties("flags 1\nflags 13\n").get("flags"), 13U);
-}
+TEST(KfdProperties, LaterDuplicateWins) { EXPECT_EQ(parse_kfd_properties("flags 1\nflags 13\n").get("flags"), 13U); }
 
 TEST(KfdProperties, EmptyInput) {
     const auto p = parse_kfd_properties("");
@@ -73,10 +71,10 @@ TEST(AmdgpuIds, NamesMayContainCommas) {
 TEST(AmdgpuIds, CommentsAnywhereAndBadLines) {
     const auto ids = parse_amdgpu_ids("1.0.0\n"
                                       "# a comment between entries\n"
-                                      "ZZZZ,\tC1,\tNot hex\n"        // 3
-                                      "731F,\tC1\n"                  // 4: no name
-                                      "731F,\tC1,\t   \n"            // 5: empty name
-                                      "1731F,\tC1,\tToo wide\n"      // 6: device > 0xffff
+                                      "ZZZZ,\tC1,\tNot hex\n"         // 3
+                                      "731F,\tC1\n"                   // 4: no name
+                                      "731F,\tC1,\t   \n"             // 5: empty name
+                                      "1731F,\tC1,\tToo wide\n"       // 6: device > 0xffff
                                       "731F,\t1C1,\tRevision wide\n"  // 7: revision > 0xff
                                       "731F,\tC1,\tAMD Radeon RX 5700 XT\n");
     EXPECT_EQ(ids.lookup(0x731F, 0xC1), "AMD Radeon RX 5700 XT");
@@ -114,9 +112,7 @@ TEST(OsRelease, QuotingStyles) {
     EXPECT_EQ(kv.size(), 7U);
 }
 
-TEST(OsRelease, UnbalancedQuoteKeptVerbatim) {
-    EXPECT_EQ(parse_os_release("NAME=\"Arch\n").at("NAME"), "\"Arch");
-}
+TEST(OsRelease, UnbalancedQuoteKeptVerbatim) { EXPECT_EQ(parse_os_release("NAME=\"Arch\n").at("NAME"), "\"Arch"); }
 
 // --- /proc/self/status ---------------------------------------------------------------------------
 
@@ -193,7 +189,7 @@ TEST(PythonAssignments, Torch1Form) {
     EXPECT_EQ(v.at("hip"), "5.2.21151-afdc89f8");
     ASSERT_TRUE(v.contains("cuda"));
     EXPECT_FALSE(v.at("cuda").has_value());  // None is known-empty, not absent
-    EXPECT_FALSE(v.contains("debug"));         // not a string
+    EXPECT_FALSE(v.contains("debug"));       // not a string
 }
 
 TEST(PythonAssignments, AnnotatedForm) {
@@ -245,9 +241,9 @@ TEST(DpkgStatus, InstalledVersionOfOnePackage) {
         "Package: libamdhip64-5-dbg\nStatus: install ok installed\nVersion: 9.9\n";
     EXPECT_EQ(dpkg_installed_version(status, "libamdhip64-5"), "5.2.3-8");
     EXPECT_EQ(dpkg_installed_version(status, "hipcc"), "5.2.3-12");
-    EXPECT_FALSE(dpkg_installed_version(status, "rocminfo").has_value());  // removed, config left
+    EXPECT_FALSE(dpkg_installed_version(status, "rocminfo").has_value());     // removed, config left
     EXPECT_FALSE(dpkg_installed_version(status, "libamdhip64").has_value());  // exact names only
-    EXPECT_EQ(dpkg_installed_version(status, "libamdhip64-5-dbg"), "9.9");  // last stanza, no blank line
+    EXPECT_EQ(dpkg_installed_version(status, "libamdhip64-5-dbg"), "9.9");    // last stanza, no blank line
 }
 
 TEST(DpkgStatus, VersionBeforeStatusAndCrlf) {

@@ -13,7 +13,7 @@ namespace fs = std::filesystem;
 TEST(ExplainCrashClassifier, NamesTheShippedEntryOfAMemoryFault) {
     std::vector<std::string> notes;
     auto classify = rmcp::explain::first_entry_classifier(fs::path(RMCP_SOURCE_DIR) / "kb",
-                                                           [&](const std::string& why) { notes.push_back(why); });
+                                                          [&](const std::string& why) { notes.push_back(why); });
     const std::string crash =
         "step 12\n"
         "Memory access fault by GPU node-1 (Agent handle: 0x5581c2a0) on address 0x7f2a0000. Reason: Page not "
@@ -27,7 +27,7 @@ TEST(ExplainCrashClassifier, NamesTheShippedEntryOfAMemoryFault) {
 TEST(ExplainCrashClassifier, AnUnusableKnowledgeBaseAnswersNothingAndSaysWhyOnce) {
     std::vector<std::string> notes;
     auto classify = rmcp::explain::first_entry_classifier("/nonexistent-rmcp-kb",
-                                                           [&](const std::string& why) { notes.push_back(why); });
+                                                          [&](const std::string& why) { notes.push_back(why); });
     EXPECT_EQ(classify("Memory access fault by GPU node-1 (Agent handle: 0x1) on address 0x2."), "");
     EXPECT_EQ(classify("HIP error: invalid device function"), "");
     ASSERT_EQ(notes.size(), 1U);

@@ -18,8 +18,8 @@ namespace {
 class DbCache : public ::testing::Test {
 protected:
     void SetUp() override {
-        m_dir = fs::temp_directory_path() / ("rmcp-db-cache-" + std::to_string(::getpid()) + "-" +
-                                             std::to_string(std::random_device{}()));
+        m_dir = fs::temp_directory_path() /
+                ("rmcp-db-cache-" + std::to_string(::getpid()) + "-" + std::to_string(std::random_device{}()));
         fs::create_directories(m_dir);
         const char* old = std::getenv("XDG_CACHE_HOME");
         if (old) m_old = old;

@@ -17,7 +17,8 @@ kb::Entry entry(std::string id, std::string pattern, std::vector<std::string> co
     return e;
 }
 
-std::vector<std::string> rank_ids(const std::vector<kb::Entry>& entries, std::string_view log, const AppliesFn& applies = {}) {
+std::vector<std::string> rank_ids(const std::vector<kb::Entry>& entries, std::string_view log,
+                                  const AppliesFn& applies = {}) {
     auto set = SignatureSet::compile(entries);
     EXPECT_TRUE(set.ok());
     DiagnosisBuilder builder(entries, *set);
@@ -30,7 +31,8 @@ std::vector<std::string> rank_ids(const std::vector<kb::Entry>& entries, std::st
     return ids;
 }
 
-const std::string k_fault = "Memory access fault by GPU node-1 (Agent handle: 0x1) on address 0x2. Reason: Page not present";
+const std::string k_fault =
+    "Memory access fault by GPU node-1 (Agent handle: 0x1) on address 0x2. Reason: Page not present";
 
 std::vector<kb::Entry> fault_entries() {
     return {entry("generic", "Memory access fault by GPU node-\\d+", {"core dump"}, false, kb::Severity::critical),

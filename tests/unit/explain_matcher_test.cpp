@@ -42,7 +42,8 @@ std::shared_ptr<const SignatureSet> compile(const std::vector<kb::Entry>& entrie
 std::vector<Match> scan(const std::shared_ptr<const SignatureSet>& set, std::string_view input, std::size_t piece = 0,
                         ScanLimits limits = {}, std::uint64_t* lines = nullptr) {
     std::vector<Match> out;
-    LogScanner scanner(set, [&](const Match& m) { out.push_back(m); }, limits);
+    LogScanner scanner(
+        set, [&](const Match& m) { out.push_back(m); }, limits);
     if (piece == 0) piece = input.size() + 1;
     for (std::size_t i = 0; i < input.size(); i += piece) EXPECT_TRUE(scanner.feed(input.substr(i, piece)).ok());
     EXPECT_TRUE(scanner.finish().ok());
@@ -56,14 +57,14 @@ std::vector<std::string> texts(const Match& m) {
     return out;
 }
 
-const std::string k_fault_log =
-    "epoch 1 loss 0.93\n"
-    "epoch 2 loss 0.71\n"
-    "  File \"train.py\", line 88, in <module>\n"
-    "Memory access fault by GPU node-1 (Agent handle: 0x55d1c0a3e2f0) on address 0x7f1c2e400000. Reason: Page not present or supervisor privilege.\n"
-    "GPU core dump failed\n"
-    "Aborted (core dumped)\n"
-    "trailing line\n";
+const std::string k_fault_log = "epoch 1 loss 0.93\n"
+                                "epoch 2 loss 0.71\n"
+                                "  File \"train.py\", line 88, in <module>\n"
+                                "Memory access fault by GPU node-1 (Agent handle: 0x55d1c0a3e2f0) on address "
+                                "0x7f1c2e400000. Reason: Page not present or supervisor privilege.\n"
+                                "GPU core dump failed\n"
+                                "Aborted (core dumped)\n"
+                                "trailing line\n";
 
 TEST(ExplainMatcher, FindsMatchWithLineAndExcerpt) {
     auto set = compile({entry("fault", {sig("Memory access fault by GPU node-[0-9]+")})});
@@ -106,8 +107,8 @@ TEST(ExplainMatcher, CrlfLineEndsAreNotPartOfTheExcerptAndAnchorsStillWork) {
         if (c == '\n') crlf += '\r';
         crlf += c;
     }
-    auto set = compile({entry("abort", {sig("^Aborted \\(core dumped\\)\\r?$")}),
-                        entry("fault", {sig("Page not present")})});
+    auto set =
+        compile({entry("abort", {sig("^Aborted \\(core dumped\\)\\r?$")}), entry("fault", {sig("Page not present")})});
     const auto matches = scan(set, crlf, 5);
     ASSERT_EQ(matches.size(), 2U);
     EXPECT_EQ(matches[0].line, 4U);
@@ -181,11 +182,12 @@ TEST(ExplainMatcher, ChunksEndingAtAGuardPageAreScannedWithoutReadingPastThem) {
 
 TEST(ExplainMatcher, ContextWordsCountOnlyWithinWindow) {
     auto set = compile({entry("miopen", {sig("Page not present", {"MIOpen", "convolution"}, 3)})});
-    std::string near = "miopen solver GemmBwdRest\nstep\nMemory access fault ... Page not present\nx\ntorch convolution backward\n";
+    std::string near =
+        "miopen solver GemmBwdRest\nstep\nMemory access fault ... Page not present\nx\ntorch convolution backward\n";
     auto m = scan(set, near);
     ASSERT_EQ(m.size(), 1U);
     EXPECT_EQ(m[0].context_found, (std::vector<unsigned>{0, 1}));  // case-insensitive word match
-    EXPECT_TRUE(m[0].context_complete);  // the stream ended: nothing more can come
+    EXPECT_TRUE(m[0].context_complete);                            // the stream ended: nothing more can come
 
     std::string far = "MIOpen\n1\n2\n3\n4\nPage not present\n1\n2\n3\n4\nconvolution\n";
     m = scan(set, far);
@@ -214,7 +216,8 @@ TEST(ExplainMatcher, ReportsOncePerLineAndHonoursLimits) {
     limits.max_reports_per_signature = 10;
     limits.max_excerpts_per_signature = 2;
     std::vector<Match> out;
-    LogScanner scanner(set, [&](const Match& m) { out.push_back(m); }, limits);
+    LogScanner scanner(
+        set, [&](const Match& m) { out.push_back(m); }, limits);
     ASSERT_TRUE(scanner.feed(input).ok());
     ASSERT_TRUE(scanner.finish().ok());
     ASSERT_EQ(out.size(), 10U);
@@ -277,7 +280,9 @@ std::vector<ProbeHit> probe_scan(std::span<const LineProbe> probes, std::string_
     auto set = SignatureSet::compile(entries, Reporting::every_line, ContextWords::match, probes);
     EXPECT_TRUE(set.ok());
     std::vector<ProbeHit> hits;
-    LogScanner scanner(*set, [&](const Match& m) { if (matches) matches->push_back(m); });
+    LogScanner scanner(*set, [&](const Match& m) {
+        if (matches) matches->push_back(m);
+    });
     scanner.on_probe([&](const ProbeHit& h) { hits.push_back(h); });
     if (piece == 0) piece = input.size() + 1;
     for (std::size_t i = 0; i < input.size(); i += piece) EXPECT_TRUE(scanner.feed(input.substr(i, piece)).ok());

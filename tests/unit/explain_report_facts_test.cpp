@@ -127,9 +127,9 @@ TEST(ReportFacts, CollectEnvListsSeveralGpus) {
 
 TEST(ReportFacts, VersionFieldsFromTemplatesPackagesAndTools) {
     EXPECT_EQ(read("### ROCm Version\n\nROCm 6.1.0\n\n### ROCm Component\n").rocm_version, "6.1.0");
-    EXPECT_EQ(read("AMDSMI Tool: 24.7.1+0012a68 | AMDSMI Library version: 24.7.1.0 | ROCm version: 6.3.1\n")
-                  .rocm_version,
-              "6.3.1");
+    EXPECT_EQ(
+        read("AMDSMI Tool: 24.7.1+0012a68 | AMDSMI Library version: 24.7.1.0 | ROCm version: 6.3.1\n").rocm_version,
+        "6.3.1");
     EXPECT_EQ(read("ii  rocm-core   5.7.1.50701-98~22.04   amd64   Radeon Open Compute (ROCm) Runtime\n").rocm_version,
               "5.7.1");
     EXPECT_EQ(read("  File \"/opt/rocm-6.2.0/lib/python3/x.py\", line 3\n").rocm_version, "6.2.0");
@@ -165,10 +165,10 @@ TEST(ReportFacts, EnvironmentSettingsInTheirUsualShapes) {
     EXPECT_EQ(f.env.at("MIOPEN_FIND_MODE"), "FAST");
     EXPECT_FALSE(f.env.contains("CUDA_VISIBLE_DEVICES"));  // empty in ollama's map: not set
     EXPECT_FALSE(f.env.contains("HSA_STATUS_ERROR_INVALID_ISA"));
-    EXPECT_FALSE(f.env.contains("AMD_SERIALIZE_KERNEL"));  // a placeholder, not a value
+    EXPECT_FALSE(f.env.contains("AMD_SERIALIZE_KERNEL"));     // a placeholder, not a value
     EXPECT_FALSE(f.env.contains("PYTORCH_CUDA_ALLOC_CONF"));  // PyTorch's advice, not a setting
     EXPECT_FALSE(f.env.contains("CUDA_LAUNCH_BLOCKING"));
-    EXPECT_FALSE(f.describes_machine());                  // settings alone describe no machine
+    EXPECT_FALSE(f.describes_machine());  // settings alone describe no machine
 }
 
 TEST(ReportFacts, SmiToolsShowTheChipItself) {

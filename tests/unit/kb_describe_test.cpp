@@ -9,7 +9,8 @@ namespace {
 std::vector<DescribedLine> lines_of(const std::string& applies) {
     auto e = load_entry("id = \"e\"\ntitle = \"t\"\ncategory = \"config-risk\"\nseverity = \"info\"\n"
                         "confidence = \"hypothesis\"\nsummary = \"s\"\nscope = \"gpu\"\n"
-                        "references = [\"https://example.org/\"]\n" + applies,
+                        "references = [\"https://example.org/\"]\n" +
+                            applies,
                         "kb/e.toml");
     EXPECT_TRUE(e.ok()) << e.error().message();
     return e.ok() ? describe_predicate(*e->applies) : std::vector<DescribedLine>{};

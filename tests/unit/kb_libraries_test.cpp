@@ -17,10 +17,17 @@ using namespace rmcp;
 namespace {
 
 json row(unsigned node, const std::string& library, bool covered, json nearest = nullptr) {
-    return {{"node", node}, {"gpu_target", "gfx1031"}, {"effective_target", "gfx1031"},
-            {"installation", "/opt/torch"}, {"library", library}, {"covered", covered},
-            {"covered_by", covered ? json("gfx1031") : json(nullptr)}, {"nearest", nearest},
-            {"override", nullptr}, {"remove_override", false}, {"reason", "r"}};
+    return {{"node", node},
+            {"gpu_target", "gfx1031"},
+            {"effective_target", "gfx1031"},
+            {"installation", "/opt/torch"},
+            {"library", library},
+            {"covered", covered},
+            {"covered_by", covered ? json("gfx1031") : json(nullptr)},
+            {"nearest", nearest},
+            {"override", nullptr},
+            {"remove_override", false},
+            {"reason", "r"}};
 }
 
 json two_gpus() {
@@ -64,8 +71,8 @@ TEST(KbLibraries, NoRowsMeansAbsent) {
 
 TEST(KbLibraries, PredicatesBindRowsToTheGpuUnderEvaluation) {
     json facts = two_gpus();
-    kb::merge_libraries(facts, {{"coverage", json::array({row(1, "torch_hip", false, "gfx1030"),
-                                                          row(2, "torch_hip", true)})}});
+    kb::merge_libraries(facts, {{"coverage",
+                                 json::array({row(1, "torch_hip", false, "gfx1030"), row(2, "torch_hip", true)})}});
     kb::Predicate p;
     p.kind = kb::Predicate::Kind::leaf;
     p.leaf.path = "gpu.coverage.torch_hip.covered";

@@ -27,11 +27,13 @@ TEST(KbLint, ClassifiesReferences) {
     EXPECT_FALSE(classify_reference("https://rocm.docs.amd.com/x").thread);
     const auto rocm_issue = classify_reference("https://github.com/ROCm/legacy-rocm-build/issues/5724");
     EXPECT_TRUE(rocm_issue.vendor && rocm_issue.thread);
-    const auto user_issue = classify_reference("https://github.com/likelovewant/ROCmLibs-for-gfx1103-AMD780M-APU/issues/37");
+    const auto user_issue =
+        classify_reference("https://github.com/likelovewant/ROCmLibs-for-gfx1103-AMD780M-APU/issues/37");
     EXPECT_TRUE(user_issue.thread);
     EXPECT_FALSE(user_issue.vendor);
     EXPECT_TRUE(classify_reference("https://github.com/pytorch/pytorch/pull/128753").vendor);
-    EXPECT_TRUE(classify_reference("https://git.kernel.org/pub/scm/linux/kernel/git/torvalds/linux.git/commit/").vendor);
+    EXPECT_TRUE(
+        classify_reference("https://git.kernel.org/pub/scm/linux/kernel/git/torvalds/linux.git/commit/").vendor);
     EXPECT_TRUE(classify_reference("https://gitlab.freedesktop.org/drm/amd/-/issues/4765").thread);
     EXPECT_TRUE(classify_reference("https://docs.python.org/3/library/multiprocessing.html").vendor);
     const auto blog = classify_reference("https://example.org/rocm-tips");
@@ -76,7 +78,8 @@ TEST(KbLint, OnlyInfoMayFireOnHealthyMachines) {
                                         "[[fixes]]\npatch = \"a\"\ncost = \"a reboot\"\n"));
         return kb;
     };
-    const std::vector<HealthyMachine> healthy{{"loaded", {{"driver", {{"loaded", true}}}, {"gpus", nlohmann::json::array()}}},
+    const std::vector<HealthyMachine> healthy{{"loaded",
+                                               {{"driver", {{"loaded", true}}}, {"gpus", nlohmann::json::array()}}},
                                               {"unloaded", {{"driver", {{"loaded", false}}}}}};
     const auto problems = lint(make("warning"), nullptr, healthy);
     ASSERT_EQ(problems.size(), 1U);

@@ -56,7 +56,8 @@ context = ["gfx1010"]
 [[fixes]]
 patch = "env-unset-override"
 cost = "none"
-)", "kb/e.toml");
+)",
+                              "kb/e.toml");
     ASSERT_TRUE(e.ok()) << e.error().message();
     EXPECT_EQ(e->scope, rmcp::kb::Scope::gpu);
     EXPECT_EQ(e->signatures.at(0).line, 12U);
@@ -91,35 +92,65 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{k_head + "colour = 1\n" + k_applies, "kb/e.toml:8", "unknown key \"colour\""},
         BadCase{"id = \"other\"\n" + k_head.substr(k_head.find('\n') + 1) + k_applies, "kb/e.toml:1", "file name stem"},
         BadCase{k_head.substr(k_head.find('\n') + 1) + k_applies, "kb/e.toml:1", "missing required key \"id\""},
-        BadCase{[] { auto t = k_head; t.replace(t.find("\"t\""), 3, "3"); return t; }() + k_applies,
+        BadCase{[] {
+                    auto t = k_head;
+                    t.replace(t.find("\"t\""), 3, "3");
+                    return t;
+                }() +
+                    k_applies,
                 "kb/e.toml:2", "\"title\" must be a string"},
-        BadCase{[] { auto t = k_head; t.replace(t.find("config-risk"), 11, "crash"); return t; }() + k_applies,
+        BadCase{[] {
+                    auto t = k_head;
+                    t.replace(t.find("config-risk"), 11, "crash");
+                    return t;
+                }() +
+                    k_applies,
                 "kb/e.toml:3", "unknown category"},
-        BadCase{[] { auto t = k_head; t.replace(t.find("\"info\""), 6, "\"bad\""); return t; }() + k_applies,
+        BadCase{[] {
+                    auto t = k_head;
+                    t.replace(t.find("\"info\""), 6, "\"bad\"");
+                    return t;
+                }() +
+                    k_applies,
                 "kb/e.toml:4", "severity"},
-        BadCase{[] { auto t = k_head; t.replace(t.find("hypothesis"), 10, "rumour"); return t; }() + k_applies,
+        BadCase{[] {
+                    auto t = k_head;
+                    t.replace(t.find("hypothesis"), 10, "rumour");
+                    return t;
+                }() +
+                    k_applies,
                 "kb/e.toml:5", "confidence"},
         BadCase{k_head + "scope = \"node\"\n" + k_applies, "kb/e.toml:8", "scope"},
-        BadCase{[] { auto t = k_head; t.replace(t.find("https://example.org/"), 20, "example.org"); return t; }() + k_applies,
+        BadCase{[] {
+                    auto t = k_head;
+                    t.replace(t.find("https://example.org/"), 20, "example.org");
+                    return t;
+                }() +
+                    k_applies,
                 "kb/e.toml:7", "not an http(s) URL"},
         BadCase{k_head, "kb/e.toml:1", "needs [applies] or [[signatures]]"},
-        BadCase{k_head + "[applies]\nfact = \"gpuz.x\"\nequals = 1\n", "kb/e.toml:9", "does not start with a facts key"},
+        BadCase{k_head + "[applies]\nfact = \"gpuz.x\"\nequals = 1\n", "kb/e.toml:9",
+                "does not start with a facts key"},
         BadCase{k_head + "[applies]\nfact = \"gpu.family\"\nequals = 1\n", "kb/e.toml:9", "scope is not \"gpu\""},
         BadCase{k_head + "[applies]\nfact = \"env..X\"\nequals = 1\n", "kb/e.toml:9", "invalid segment"},
         BadCase{k_head + "[applies]\nfact = \"env.X\"\nequal = 1\n", "kb/e.toml:10", "unknown key \"equal\""},
         BadCase{k_head + "[applies]\nfact = \"env.X\"\nequals = 1\nin = [1]\n", "kb/e.toml:11", "one operator"},
         BadCase{k_head + "[applies]\nfact = \"env.X\"\n", "kb/e.toml:8", "no operator"},
         BadCase{k_head + "[applies]\nfact = \"env.X\"\nin = []\n", "kb/e.toml:10", "at least one value"},
-        BadCase{k_head + "[applies]\nfact = \"env.X\"\nmatches = \"(\"\n", "kb/e.toml:10", "invalid regular expression"},
+        BadCase{k_head + "[applies]\nfact = \"env.X\"\nmatches = \"(\"\n", "kb/e.toml:10",
+                "invalid regular expression"},
         BadCase{k_head + "[applies]\nfact = \"env.X\"\nversion = \">=5.x\"\n", "kb/e.toml:10", "expected bounds"},
         BadCase{k_head + "[applies]\nfact = \"env.X\"\nexists = \"yes\"\n", "kb/e.toml:10", "true or false"},
         BadCase{k_head + "[applies]\nfact = \"env.X\"\ngt = \"5\"\n", "kb/e.toml:10", "a number"},
         BadCase{k_head + "[applies]\nfact = \"gpus\"\ncount = \"lots\"\n", "kb/e.toml:10", "comparison"},
         BadCase{k_head + "[applies]\nfact = \"env.X\"\nbits_set = 0\n", "kb/e.toml:10", "positive integer mask"},
-        BadCase{k_head + "[applies]\nfact = \"env.X\"\nmajor_minor_differs = \"nowhere.x\"\n", "kb/e.toml:10", "facts key"},
+        BadCase{k_head + "[applies]\nfact = \"env.X\"\nmajor_minor_differs = \"nowhere.x\"\n", "kb/e.toml:10",
+                "facts key"},
         BadCase{k_head + "[applies]\nall = []\n", "kb/e.toml:9", "at least one predicate"},
-        BadCase{k_head + "[applies]\nall = [ { fact = \"env.X\", exists = true } ]\nnot = { fact = \"env.Y\", exists = true }\n",
-                "kb/e.toml:8", "exactly one of"},
+        BadCase{
+            k_head +
+                "[applies]\nall = [ { fact = \"env.X\", exists = true } ]\nnot = { fact = \"env.Y\", exists = true }\n",
+            "kb/e.toml:8", "exactly one of"},
         BadCase{k_head + "[applies]\nnone = 1\n", "kb/e.toml:8", "empty predicate"},
         BadCase{k_head + "[[signatures]]\npattern = '(a|b'\n", "kb/e.toml:9", "Hyperscan"},
         BadCase{k_head + "[[signatures]]\npattern = 'x*'\n", "kb/e.toml:9", "Hyperscan"},  // matches empty
@@ -128,7 +159,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{k_head + "[[signatures]]\npattern = 'ok'\ncontext = [\"\"]\n", "kb/e.toml:10", "context word"},
         BadCase{k_head + "[[signatures]]\npattern = 'ok'\nflags = 1\n", "kb/e.toml:10", "unknown key \"flags\""},
         BadCase{k_head + k_applies + "[[fixes]]\npatch = \"Env_Override\"\ncost = \"c\"\n", "kb/e.toml:12", "patch id"},
-        BadCase{k_head + k_applies + "[[fixes]]\npatch = \"env-x\"\n", "kb/e.toml:11", "missing required key \"cost\""}),
+        BadCase{k_head + k_applies + "[[fixes]]\npatch = \"env-x\"\n", "kb/e.toml:11",
+                "missing required key \"cost\""}),
     // Stable names (case0, case1 ...): the default prints the struct's bytes, pointers included.
     [](const ::testing::TestParamInfo<BadCase>& info) { return "case" + std::to_string(info.index); });
 
@@ -154,5 +186,6 @@ TEST(KbLoader, NotesAreOptionalText) {
     auto e = load_entry(k_head + "notes = \"where sources disagree\"\n[[signatures]]\npattern = 'x'\n", "kb/e.toml");
     ASSERT_TRUE(e.ok()) << e.error().message();
     EXPECT_EQ(e->notes, "where sources disagree");
-    EXPECT_EQ(error_of(k_head + "notes = 1\n[[signatures]]\npattern = 'x'\n").second, "\"notes\" must be a string, not integer");
+    EXPECT_EQ(error_of(k_head + "notes = 1\n[[signatures]]\npattern = 'x'\n").second,
+              "\"notes\" must be a string, not integer");
 }

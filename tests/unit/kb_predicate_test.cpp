@@ -28,8 +28,11 @@ const json k_facts = json::parse(R"({
 // An entry with one predicate, in the given scope; the predicate is TOML inline-table text.
 rmcp::kb::Entry entry(const std::string& predicate, const std::string& scope = "system") {
     const std::string text = "id = \"t\"\ntitle = \"t\"\ncategory = \"config-risk\"\nseverity = \"info\"\n"
-                             "confidence = \"hypothesis\"\nscope = \"" + scope + "\"\nsummary = \"s\"\n"
-                             "references = [\"https://example.org/\"]\napplies = " + predicate + "\n";
+                             "confidence = \"hypothesis\"\nscope = \"" +
+                             scope +
+                             "\"\nsummary = \"s\"\n"
+                             "references = [\"https://example.org/\"]\napplies = " +
+                             predicate + "\n";
     auto e = load_entry(text, "kb/t.toml");
     EXPECT_TRUE(e.ok()) << (e.ok() ? "" : e.error().message());
     return e.ok() ? std::move(*e) : rmcp::kb::Entry{};
@@ -44,7 +47,7 @@ bool fires(const std::string& predicate, const std::string& scope = "system") {
 TEST(KbPredicate, EqualityAcrossTypes) {
     EXPECT_TRUE(fires(R"({ fact = "driver.loaded", equals = true })"));
     EXPECT_FALSE(fires(R"({ fact = "driver.loaded", equals = false })"));
-    EXPECT_TRUE(fires(R"({ fact = "driver.params.cwsr_enable", equals = 1 })"));   // numeric string
+    EXPECT_TRUE(fires(R"({ fact = "driver.params.cwsr_enable", equals = 1 })"));  // numeric string
     EXPECT_TRUE(fires(R"({ fact = "driver.params.cwsr_enable", equals = "1" })"));
     EXPECT_FALSE(fires(R"({ fact = "driver.params.cwsr_enable", equals = 0 })"));
     EXPECT_TRUE(fires(R"({ fact = "env.HSA_OVERRIDE_GFX_VERSION", not_equals = "11.0.0" })"));
@@ -83,18 +86,25 @@ TEST(KbPredicate, VersionsCountsAndCrossFactComparison) {
 }
 
 TEST(KbPredicate, Combinators) {
-    EXPECT_TRUE(fires(R"({ all = [ { fact = "gpus.integrated", equals = true }, { fact = "gpus.integrated", equals = false } ] })"));
-    EXPECT_FALSE(fires(R"({ all = [ { fact = "driver.loaded", equals = true }, { fact = "env.NOPE", exists = true } ] })"));
-    EXPECT_TRUE(fires(R"({ any = [ { fact = "env.NOPE", exists = true }, { fact = "driver.loaded", equals = true } ] })"));
+    EXPECT_TRUE(fires(
+        R"({ all = [ { fact = "gpus.integrated", equals = true }, { fact = "gpus.integrated", equals = false } ] })"));
+    EXPECT_FALSE(
+        fires(R"({ all = [ { fact = "driver.loaded", equals = true }, { fact = "env.NOPE", exists = true } ] })"));
+    EXPECT_TRUE(
+        fires(R"({ any = [ { fact = "env.NOPE", exists = true }, { fact = "driver.loaded", equals = true } ] })"));
     EXPECT_TRUE(fires(R"({ not = { fact = "env.NOPE", exists = true } })"));
-    EXPECT_FALSE(fires(R"({ not = { any = [ { fact = "env.NOPE", exists = true }, { fact = "driver.loaded", equals = true } ] } })"));
+    EXPECT_FALSE(fires(
+        R"({ not = { any = [ { fact = "env.NOPE", exists = true }, { fact = "driver.loaded", equals = true } ] } })"));
 }
 
 TEST(KbPredicate, GpuScopeBindsOneGpuAtATime) {
     // System scope: both tests hold, but on different GPUs.
-    EXPECT_TRUE(fires(R"({ all = [ { fact = "gpus.integrated", equals = true }, { fact = "gpus.override.valid", equals = true } ] })"));
+    EXPECT_TRUE(fires(
+        R"({ all = [ { fact = "gpus.integrated", equals = true }, { fact = "gpus.override.valid", equals = true } ] })"));
     // Gpu scope: no single GPU is integrated and overridden.
-    EXPECT_FALSE(fires(R"({ all = [ { fact = "gpu.integrated", equals = true }, { fact = "gpu.override.valid", equals = true } ] })", "gpu"));
+    EXPECT_FALSE(fires(
+        R"({ all = [ { fact = "gpu.integrated", equals = true }, { fact = "gpu.override.valid", equals = true } ] })",
+        "gpu"));
     const auto e = entry(R"({ fact = "gpu.family", equals = "RDNA2" })", "gpu");
     const auto found = rmcp::kb::evaluate(k_facts, e);
     ASSERT_EQ(found.size(), 2U);
@@ -104,7 +114,8 @@ TEST(KbPredicate, GpuScopeBindsOneGpuAtATime) {
 }
 
 TEST(KbPredicate, EvidenceNamesTheDecidingLeaves) {
-    const auto e = entry(R"({ all = [ { fact = "gpus.gfx_target", equals = "gfx1036" }, { not = { fact = "env.HIP_VISIBLE_DEVICES", exists = true } } ] })");
+    const auto e = entry(
+        R"({ all = [ { fact = "gpus.gfx_target", equals = "gfx1036" }, { not = { fact = "env.HIP_VISIBLE_DEVICES", exists = true } } ] })");
     const auto found = rmcp::kb::evaluate(k_facts, e);
     ASSERT_EQ(found.size(), 1U);
     const auto& ev = found[0].evidence;

@@ -188,7 +188,8 @@ TEST_F(Applier, RefusesTargetsOutsideTheAllowlist) {
     EXPECT_NE(applied.error().cause.find("outside the allowlist"), std::string::npos) << applied.error().cause;
     EXPECT_EQ(read_text(host("/etc/passwd")), passwd_before);
 
-    for (const std::string& bad : std::vector<std::string>{"relative/profile.env", k_home + "/.config/rmcp/../../../etc/passwd"}) {
+    for (const std::string& bad :
+         std::vector<std::string>{"relative/profile.env", k_home + "/.config/rmcp/../../../etc/passwd"}) {
         auto r = patch::resolve_target(*m_root, bad, m_options.env);
         ASSERT_FALSE(r.ok()) << bad;
         EXPECT_EQ(r.error().code, ExitCode::usage) << bad;

@@ -7,7 +7,8 @@ using rmcp::patch::unified_diff;
 TEST(PatchDiff, EqualTextsGiveNothing) { EXPECT_EQ(unified_diff("a\nb\n", "a\nb\n", "x", "y"), ""); }
 
 TEST(PatchDiff, NewFileIsOneHunkFromLineZero) {
-    EXPECT_EQ(unified_diff("", "one\ntwo\n", "/dev/null", "b/f"), "--- /dev/null\n+++ b/f\n@@ -0,0 +1,2 @@\n+one\n+two\n");
+    EXPECT_EQ(unified_diff("", "one\ntwo\n", "/dev/null", "b/f"),
+              "--- /dev/null\n+++ b/f\n@@ -0,0 +1,2 @@\n+one\n+two\n");
 }
 
 TEST(PatchDiff, ChangeInTheMiddleKeepsThreeLinesOfContext) {

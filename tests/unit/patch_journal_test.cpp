@@ -17,17 +17,18 @@ namespace {
 const char* k_dir = "20260101T000000.123456789";
 
 json valid() {
-    return json{{"schema_version", 1},
-                {"id", k_dir},
-                {"state", "applied"},
-                {"failed", false},
-                {"system", false},
-                {"created", "2026-01-01T00:00:00Z"},
-                {"patches", {"env-miopen-no-gemm"}},
-                {"created_dirs", {"/home/u/.config/rmcp"}},
-                {"targets",
-                 {{{"path", "/home/u/.config/rmcp/profile.env"}, {"existed", true}, {"mode", 0600}, {"backup", "0.orig"}},
-                  {{"path", "/etc/modprobe.d/rmcp-cwsr.conf"}, {"existed", false}, {"mode", 0}, {"backup", ""}}}}};
+    return json{
+        {"schema_version", 1},
+        {"id", k_dir},
+        {"state", "applied"},
+        {"failed", false},
+        {"system", false},
+        {"created", "2026-01-01T00:00:00Z"},
+        {"patches", {"env-miopen-no-gemm"}},
+        {"created_dirs", {"/home/u/.config/rmcp"}},
+        {"targets",
+         {{{"path", "/home/u/.config/rmcp/profile.env"}, {"existed", true}, {"mode", 0600}, {"backup", "0.orig"}},
+          {{"path", "/etc/modprobe.d/rmcp-cwsr.conf"}, {"existed", false}, {"mode", 0}, {"backup", ""}}}}};
 }
 }  // namespace
 
@@ -59,18 +60,27 @@ TEST_P(JournalTampering, IsRejectedWithAReason) {
 INSTANTIATE_TEST_SUITE_P(
     Journal, JournalTampering,
     ::testing::Values(
-        Tamper{"backup_escapes", [](json& j) { j["targets"][0]["backup"] = "../../../../etc/shadow"; }, "must be \"0.orig\""},
+        Tamper{"backup_escapes", [](json& j) { j["targets"][0]["backup"] = "../../../../etc/shadow"; },
+               "must be \"0.orig\""},
         Tamper{"backup_absolute", [](json& j) { j["targets"][0]["backup"] = "/etc/shadow"; }, "must be"},
         Tamper{"backup_for_a_new_file", [](json& j) { j["targets"][1]["backup"] = "1.orig"; }, "must be empty"},
         Tamper{"mode_too_big", [](json& j) { j["targets"][0]["mode"] = 0104777; }, "not a permission mode"},
         Tamper{"mode_negative", [](json& j) { j["targets"][0]["mode"] = -1; }, "wrong type"},
         Tamper{"mode_float", [](json& j) { j["targets"][0]["mode"] = 4.5; }, "wrong type"},
-        Tamper{"path_relative", [](json& j) { j["targets"][0]["path"] = "home/u/.config/rmcp/profile.env"; }, "normalised"},
-        Tamper{"path_dotdot", [](json& j) { j["targets"][0]["path"] = "/home/u/../../etc/rmcp/profile.env"; }, "normalised"},
+        Tamper{"path_relative", [](json& j) { j["targets"][0]["path"] = "home/u/.config/rmcp/profile.env"; },
+               "normalised"},
+        Tamper{"path_dotdot", [](json& j) { j["targets"][0]["path"] = "/home/u/../../etc/rmcp/profile.env"; },
+               "normalised"},
         Tamper{"path_not_ours", [](json& j) { j["targets"][0]["path"] = "/etc/shadow"; }, "not a file rmcp writes"},
-        Tamper{"path_twice", [](json& j) { j["targets"][1] = j["targets"][0]; j["targets"][1]["backup"] = "1.orig"; }, "twice"},
+        Tamper{"path_twice",
+               [](json& j) {
+                   j["targets"][1] = j["targets"][0];
+                   j["targets"][1]["backup"] = "1.orig";
+               },
+               "twice"},
         Tamper{"extra_field", [](json& j) { j["targets"][0]["owner"] = 0; }, "exactly path"},
-        Tamper{"created_dir_outside", [](json& j) { j["created_dirs"] = {"/../outside/emptydir"}; }, "created directory"},
+        Tamper{"created_dir_outside", [](json& j) { j["created_dirs"] = {"/../outside/emptydir"}; },
+               "created directory"},
         Tamper{"created_dir_unrelated", [](json& j) { j["created_dirs"] = {"/srv"}; }, "above a target"},
         Tamper{"id_not_dir", [](json& j) { j["id"] = "20260101T000000.000000000"; }, "directory's name"},
         Tamper{"id_escape", [](json& j) { j["id"] = "../../escape"; }, "not a transaction id"},

@@ -20,7 +20,6 @@ TEST(PatchPlan, StartupHookIsOneGuardedLine) {
     EXPECT_EQ(std::count(hook.begin(), hook.end(), '\n'), 2);
 }
 
-
 // Derived override sets (docs/patches.md): the value comes from the GPU's family, global only
 // when all GPUs are of one family, per node only where the runtime reads it (ROCm >= 6.3).
 Gpu gpu_at(unsigned node, const char* target, bool supported) {
@@ -75,8 +74,8 @@ TEST(PatchPlan, CoverageDecidesWhoNeedsAnOverride) {
     // AMD lists gfx1101: without coverage facts nothing is needed.
     EXPECT_TRUE(machine_derived_sets(facts, &rules).sets.at("same-family-override").empty());
     // torch 2.4 has gfx1100 but no gfx1101 code: the chip needs 11.0.0.
-    nlohmann::json lib = {{"coverage", {{{"node", 1}, {"library", "torch_hip"}, {"chip_covered", false},
-                                         {"chip_override", "11.0.0"}}}}};
+    nlohmann::json lib = {
+        {"coverage", {{{"node", 1}, {"library", "torch_hip"}, {"chip_covered", false}, {"chip_override", "11.0.0"}}}}};
     EXPECT_EQ(machine_derived_sets(facts, &rules, &lib).sets.at("same-family-override"),
               (std::map<std::string, std::string>{{"HSA_OVERRIDE_GFX_VERSION", "11.0.0"}}));
     // A torch with gfx1101 code: nothing, even for a chip outside AMD's list (rules ignored).
@@ -99,7 +98,8 @@ TEST(PatchPlan, RuntimeVersionPrefersTheWheel) {
 TEST(PatchPlan, AdvisoryCommandChosenByGpu) {
     const std::string head = "id = \"a-b\"\ntitle = \"t\"\nwhy = \"w\"\ncost = \"c\"\nevidence = \"reported\"\n";
     auto p = parse_patch(head + "[[operation]]\nkind = \"advisory\"\ncommand = \"default\"\n"
-                                "[[operation.gpu]]\ntargets = [\"gfx1201\"]\ncommand = \"rdna4\"\n", "p.toml");
+                                "[[operation.gpu]]\ntargets = [\"gfx1201\"]\ncommand = \"rdna4\"\n",
+                         "p.toml");
     ASSERT_TRUE(p.ok()) << p.error().message();
     PatchSet set;
     set.patches.push_back(*p);
@@ -116,7 +116,9 @@ TEST(PatchPlan, AdvisoryCommandChosenByGpu) {
     EXPECT_EQ(plan->steps.at(0).advisory, "default\n");
     // A gpu list needs a command for the other machines.
     EXPECT_FALSE(parse_patch(head + "[[operation]]\nkind = \"advisory\"\n[[operation.gpu]]\ntargets = [\"x\"]\n"
-                                    "command = \"y\"\n", "p.toml").ok());
+                                    "command = \"y\"\n",
+                             "p.toml")
+                     .ok());
 }
 
 TEST(PatchPlan, PlansAgainstAFixtureAndRendersTheDiff) {
@@ -144,7 +146,8 @@ TEST(PatchPlan, PlansAgainstAFixtureAndRendersTheDiff) {
 
     const std::string text = render::render_plan(*plan);
     EXPECT_EQ(text.rfind("plan for env-miopen-no-gemm modprobe-cwsr-disable: 4 step(s), 2 file(s) to write, needs root "
-                         "(writes under /etc)\n", 0),
+                         "(writes under /etc)\n",
+                         0),
               0U)
         << text;
     EXPECT_NE(text.find("create /home/tester/.config/rmcp/profile.env (mode 0644)"), std::string::npos) << text;

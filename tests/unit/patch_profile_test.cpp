@@ -16,7 +16,7 @@ TEST(PatchProfile, LadderGoesFromDefaultToCpu) {
     std::vector<std::string> names;
     for (const auto* p : set.ladder()) names.push_back(p->name);
     EXPECT_EQ(names, (std::vector<std::string>{"default", "isa-override", "miopen-no-gemm", "miopen-conservative",
-                                                "allocator-conservative", "miopen-off", "cpu"}));
+                                               "allocator-conservative", "miopen-off", "cpu"}));
     for (const auto* p : set.ladder()) EXPECT_FALSE(p->cost.empty()) << p->name;
 }
 
@@ -87,16 +87,15 @@ TEST(PatchProfile, EnvFileRoundTripsAnyValue) {
 // Hand-edited lines in ordinary sh syntax mean what sh makes of them; rmcp's own write of
 // the result is canonical and reads back the same (docs/patches.md, "profile.env").
 TEST(PatchProfile, EnvFileReadsHandEditedShSyntax) {
-    const std::string text =
-        "# mine\n"
-        "export HSA_OVERRIDE_GFX_VERSION=\"10.3.0\"\n"
-        "PLAIN=abc   # trailing comment\n"
-        "export A=1 B='two words'; C=\"q\\\"\\$x\\\\ \\n\"\n"
-        "D=it\\'s\n"
-        "E='multi\nline'\n"
-        "export F\n"
-        "unset -v G H\n"
-        "MIXED='a'\"b\"c\\ d\n";
+    const std::string text = "# mine\n"
+                             "export HSA_OVERRIDE_GFX_VERSION=\"10.3.0\"\n"
+                             "PLAIN=abc   # trailing comment\n"
+                             "export A=1 B='two words'; C=\"q\\\"\\$x\\\\ \\n\"\n"
+                             "D=it\\'s\n"
+                             "E='multi\nline'\n"
+                             "export F\n"
+                             "unset -v G H\n"
+                             "MIXED='a'\"b\"c\\ d\n";
     auto env = parse_user_env(text, "f");
     ASSERT_TRUE(env.ok()) << env.error().message();
     EXPECT_EQ(env->set, (std::map<std::string, std::string>{{"A", "1"},
@@ -115,8 +114,8 @@ TEST(PatchProfile, EnvFileReadsHandEditedShSyntax) {
 }
 
 TEST(PatchProfile, EnvFileRefusesWhatNeedsAShell) {
-    for (const char* text : {"A=$(id)\n", "A=`id`\n", "export A=\"$HOME/x\"\n", "A=${B}\n", "A=*.so\n",
-                             "A=~/x\n", "source other.env\n", "A=1 | tee\n", "A='open\n", "A=\"open\n"}) {
+    for (const char* text : {"A=$(id)\n", "A=`id`\n", "export A=\"$HOME/x\"\n", "A=${B}\n", "A=*.so\n", "A=~/x\n",
+                             "source other.env\n", "A=1 | tee\n", "A='open\n", "A=\"open\n"}) {
         auto env = parse_user_env(std::string("# ok\n") + text, "f");
         ASSERT_FALSE(env.ok()) << text;
         EXPECT_EQ(env.error().path, "f:2") << text;
@@ -126,7 +125,8 @@ TEST(PatchProfile, EnvFileRefusesWhatNeedsAShell) {
 TEST(PatchProfile, UserEnvFileFollowsXdg) {
     EXPECT_EQ(user_env_file_path({{"HOME", "/home/u"}}), "/home/u/.config/rmcp/profile.env");
     EXPECT_EQ(user_env_file_path({{"HOME", "/home/u"}, {"XDG_CONFIG_HOME", "/cfg"}}), "/cfg/rmcp/profile.env");
-    EXPECT_EQ(user_env_file_path({{"HOME", "/home/u"}, {"XDG_CONFIG_HOME", "rel"}}), "/home/u/.config/rmcp/profile.env");
+    EXPECT_EQ(user_env_file_path({{"HOME", "/home/u"}, {"XDG_CONFIG_HOME", "rel"}}),
+              "/home/u/.config/rmcp/profile.env");
 }
 
 }  // namespace

@@ -77,7 +77,8 @@ Scenario scenario(const std::string& id) {
 
 TEST(ProbeBisect, MinimalSetThenFastestAlternative) {
     std::vector<Switch> switches;
-    for (int i = 0; i < 10; ++i) switches.push_back(Switch{"s" + std::to_string(i), {{"SWITCH_" + std::to_string(i), "1"}}, {}, "", "c", ""});
+    for (int i = 0; i < 10; ++i)
+        switches.push_back(Switch{"s" + std::to_string(i), {{"SWITCH_" + std::to_string(i), "1"}}, {}, "", "c", ""});
     switches[7].alternatives = {{{"SWITCH_7", "2"}}};
     ScriptedRunner runner;
     Probe probe(runner, {scenario("good"), scenario("bad")});
@@ -106,8 +107,9 @@ TEST(ProbeBisect, MinimalSetThenFastestAlternative) {
     auto profile = patch::parse_profile(text, "probed.toml");
     ASSERT_TRUE(profile.ok()) << profile.error().message();
     EXPECT_EQ(profile->name, "probed");
-    EXPECT_EQ(profile->set, (std::map<std::string, std::string>{
-                                {"SWITCH_3", "1"}, {"SWITCH_7", "2"}, {"RMCP_FAULT_MAP", "/tmp/x.faultmap.json"}}));
+    EXPECT_EQ(profile->set, (std::map<std::string, std::string>{{"SWITCH_3", "1"},
+                                                                {"SWITCH_7", "2"},
+                                                                {"RMCP_FAULT_MAP", "/tmp/x.faultmap.json"}}));
 }
 
 TEST(ProbeBisect, ReportsWhenNothingPasses) {
@@ -122,8 +124,8 @@ TEST(ProbeBisect, ReportsWhenNothingPasses) {
     EXPECT_NE(run.bisect->note.find("no combination of the 1 switches"), std::string::npos);
 }
 
-int signalled(int sig) { return sig & 0x7f; }          // wait status of a child killed by sig
-int exited(int code) { return (code & 0xff) << 8; }    // wait status of exit(code)
+int signalled(int sig) { return sig & 0x7f; }        // wait status of a child killed by sig
+int exited(int code) { return (code & 0xff) << 8; }  // wait status of exit(code)
 
 TEST(ProbeClassify, OutcomesFromWaitStatusAndReport) {
     auto crash = classify_child(signalled(SIGABRT), false, "",
@@ -138,22 +140,27 @@ TEST(ProbeClassify, OutcomesFromWaitStatusAndReport) {
     auto hang = classify_child(signalled(SIGKILL), true, "", "", {});
     EXPECT_EQ(hang->outcome, Outcome::hang);
 
-    auto ok = classify_child(exited(0), false, R"({"status": "ok", "median_ms": 1.5})" "\n", "", {});
+    auto ok = classify_child(exited(0), false,
+                             R"({"status": "ok", "median_ms": 1.5})"
+                             "\n",
+                             "", {});
     EXPECT_EQ(ok->outcome, Outcome::ok);
     EXPECT_DOUBLE_EQ(ok->median_ms, 1.5);
 
     auto wrong = classify_child(exited(1), false, R"({"status": "wrong", "error": 1.0, "tolerance": 0.002})", "", {});
     EXPECT_EQ(wrong->outcome, Outcome::wrong);
 
-    auto error = classify_child(exited(1), false, R"({"status": "error", "message": "HIP error: invalid device function\nx"})",
-                                "", [](std::string_view text) {
-                                    return text.find("invalid device function") != std::string_view::npos ? "kb-entry" : "";
-                                });
+    auto error =
+        classify_child(exited(1), false, R"({"status": "error", "message": "HIP error: invalid device function\nx"})",
+                       "", [](std::string_view text) {
+                           return text.find("invalid device function") != std::string_view::npos ? "kb-entry" : "";
+                       });
     EXPECT_EQ(error->outcome, Outcome::crash);
     EXPECT_EQ(error->message, "HIP error: invalid device function");
     EXPECT_EQ(error->kb_entry, "kb-entry");
 
-    auto no_torch = classify_child(exited(3), false, R"({"status": "no_torch", "message": "import torch failed"})", "", {});
+    auto no_torch =
+        classify_child(exited(3), false, R"({"status": "no_torch", "message": "import torch failed"})", "", {});
     ASSERT_FALSE(no_torch.ok());
     EXPECT_EQ(no_torch.error().code, ExitCode::environment);
 }

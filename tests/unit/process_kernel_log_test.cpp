@@ -65,8 +65,8 @@ TEST(ProcessKernelLog, SinceAsksJournalctlFromThatSecond) {
     // No entries since the start is an answer, not a reason to ask dmesg.
     EXPECT_EQ(log->tool, "journalctl");
     EXPECT_EQ(log->text, "");
-    EXPECT_EQ(fake.calls, (std::vector<Argv>{{"journalctl", "-k", "-q", "--no-pager", "-o", "short-iso", "--since",
-                                              "@1700000000"}}));
+    EXPECT_EQ(fake.calls, (std::vector<Argv>{
+                              {"journalctl", "-k", "-q", "--no-pager", "-o", "short-iso", "--since", "@1700000000"}}));
 }
 
 TEST(ProcessKernelLog, SinceFiltersDmesgByItsIsoStamps) {

@@ -29,8 +29,7 @@ std::string read_all(int fd) {
 
 int wait_exit_code(pid_t pid) {
     int status = 0;
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
@@ -153,7 +152,8 @@ TEST(ProcessSpawn, SignalMaskAndSigpipe) {
     EXPECT_EQ(blocked, 1ULL << (SIGUSR1 - 1));
 
     // An ignored SIGPIPE is inherited through exec unless the request gives it back.
-    struct sigaction ignore{}, saved{};
+    struct sigaction ignore {
+    }, saved{};
     ignore.sa_handler = SIG_IGN;
     ASSERT_EQ(::sigaction(SIGPIPE, &ignore, &saved), 0);
     for (const bool reset : {false, true}) {

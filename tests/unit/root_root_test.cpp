@@ -24,7 +24,8 @@ class TempRoot : public ::testing::Test {
 protected:
     void SetUp() override {
         std::random_device rd;
-        m_dir = fs::temp_directory_path() / ("rmcp-root-test-" + std::to_string(::getpid()) + "-" + std::to_string(rd()));
+        m_dir =
+            fs::temp_directory_path() / ("rmcp-root-test-" + std::to_string(::getpid()) + "-" + std::to_string(rd()));
         fs::create_directories(m_dir);
     }
     void TearDown() override { fs::remove_all(m_dir); }
@@ -152,20 +153,21 @@ TEST_P(MetaErrors, NameFileAndLine) {
     EXPECT_NE(r.error().cause.find(GetParam().cause), std::string::npos) << r.error().cause;
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Root, MetaErrors,
-    ::testing::Values(BadMeta{"stat /dev/kfd mode=0999", "bad number in 'mode=0999'"},
-                      BadMeta{"stat /dev/kfd uid=-1", "bad number in 'uid=-1'"},
-                      BadMeta{"stat /dev/kfd gid=99999999999", "bad number"},
-                      BadMeta{"stat /dev/kfd colour=blue", "unknown key 'colour'"},
-                      BadMeta{"stat /dev/kfd mode", "expected key=value, got 'mode'"},
-                      BadMeta{"stat /dev/kfd type=fifo", "unknown file type 'fifo'"},
-                      BadMeta{"error /x EWHAT", "unknown errno name 'EWHAT'"},
-                      BadMeta{"error /x EPERM extra", "unknown errno name"},
-                      BadMeta{"error relative EPERM", "expected `stat PATH"},
-                      BadMeta{"stat /only", "expected `stat PATH"},
-                      BadMeta{"chmod /dev/kfd 0666", "unknown record 'chmod'"}),
-                         [](const ::testing::TestParamInfo<BadMeta>& info) { return "case" + std::to_string(info.index); });
+INSTANTIATE_TEST_SUITE_P(Root, MetaErrors,
+                         ::testing::Values(BadMeta{"stat /dev/kfd mode=0999", "bad number in 'mode=0999'"},
+                                           BadMeta{"stat /dev/kfd uid=-1", "bad number in 'uid=-1'"},
+                                           BadMeta{"stat /dev/kfd gid=99999999999", "bad number"},
+                                           BadMeta{"stat /dev/kfd colour=blue", "unknown key 'colour'"},
+                                           BadMeta{"stat /dev/kfd mode", "expected key=value, got 'mode'"},
+                                           BadMeta{"stat /dev/kfd type=fifo", "unknown file type 'fifo'"},
+                                           BadMeta{"error /x EWHAT", "unknown errno name 'EWHAT'"},
+                                           BadMeta{"error /x EPERM extra", "unknown errno name"},
+                                           BadMeta{"error relative EPERM", "expected `stat PATH"},
+                                           BadMeta{"stat /only", "expected `stat PATH"},
+                                           BadMeta{"chmod /dev/kfd 0666", "unknown record 'chmod'"}),
+                         [](const ::testing::TestParamInfo<BadMeta>& info) {
+                             return "case" + std::to_string(info.index);
+                         });
 
 TEST(ErrnoNames, RoundTrip) {
     for (const auto* n : {"EPERM", "EACCES", "ENOENT", "EIO", "ENODEV", "ENXIO", "EBUSY", "EINVAL"}) {
@@ -207,7 +209,8 @@ TEST_P(BothResolvers, RelativeSysfsStyleLinks) {
     write(pci + "/vendor", "0x1002\n");
     write(pci + "/drm/renderD128/dev", "226:128\n");
     link(pci + "/drm/renderD128/device", "../../../0000:03:00.0");
-    link("sys/class/drm/renderD128", "../../devices/pci0000:00/0000:00:01.1/0000:01:00.0/0000:02:00.0/0000:03:00.0/drm/renderD128");
+    link("sys/class/drm/renderD128",
+         "../../devices/pci0000:00/0000:00:01.1/0000:01:00.0/0000:02:00.0/0000:03:00.0/drm/renderD128");
     auto root = open_ok();
     EXPECT_EQ(root.read_file("/sys/class/drm/renderD128/device/vendor").value(), "0x1002\n");
     EXPECT_EQ(root.canonical("/sys/class/drm/renderD128/device").value(), "/" + pci);
@@ -258,7 +261,7 @@ TEST_P(BothResolvers, ChainsEndAtFortyLinks) {
     write("target", "end\n");
     for (int i = 0; i < 41; ++i) link("chain/l" + std::to_string(i), i == 40 ? "/target" : "l" + std::to_string(i + 1));
     auto root = open_ok();
-    EXPECT_EQ(root.read_file("/chain/l1").value(), "end\n");  // 40 links
+    EXPECT_EQ(root.read_file("/chain/l1").value(), "end\n");         // 40 links
     EXPECT_EQ(root.read_file("/chain/l0").error().os_error, ELOOP);  // 41
     link("self/x", "x");
     EXPECT_EQ(root.stat("/self/x").error().os_error, ELOOP);
@@ -297,8 +300,8 @@ TEST_P(BothResolvers, MakeDirsThroughALinkOutStaysInside) {
     ASSERT_TRUE(made.ok()) << made.error().message();
     EXPECT_TRUE(outside_empty);
     EXPECT_TRUE(fs::is_directory(m_dir / outside.relative_path() / "transactions/1"));
-    EXPECT_EQ(root.canonical("/var/lib/rmcp/transactions/1").value(), "/" + outside.relative_path().string() +
-                                                                        "/transactions/1");
+    EXPECT_EQ(root.canonical("/var/lib/rmcp/transactions/1").value(),
+              "/" + outside.relative_path().string() + "/transactions/1");
 }
 
 TEST_P(BothResolvers, ListingShowsWhatOnlyTheMetadataKnows) {
@@ -351,8 +354,9 @@ TEST_P(BothResolvers, TheWalkReportsEveryLinkItCrosses) {
     auto w = root.walk("/opt/rocm/.info/version", O_RDONLY, LinkPolicy::follow, &observer);
     ASSERT_EQ(w.error, 0);
     EXPECT_EQ(w.resolved, "/opt/rocm-6.1.0/.info/version");
-    EXPECT_EQ(seen, (std::vector<std::pair<std::string, std::string>>{
-                        {"/opt/rocm", "/etc/alternatives/rocm"}, {"/etc/alternatives/rocm", "../../opt/rocm-6.1.0"}}));
+    EXPECT_EQ(seen,
+              (std::vector<std::pair<std::string, std::string>>{{"/opt/rocm", "/etc/alternatives/rocm"},
+                                                                {"/etc/alternatives/rocm", "../../opt/rocm-6.1.0"}}));
     auto missing = root.walk("/opt/rocm/lib/nothing", O_PATH, LinkPolicy::follow);
     EXPECT_EQ(missing.error, ENOENT);
     EXPECT_EQ(missing.resolved, "/opt/rocm-6.1.0");

@@ -124,7 +124,8 @@ TEST(RunPlan, AStartEnvironmentIsTheFirstRung) {
     ASSERT_TRUE(plan.ok());
     ASSERT_EQ(plan->size(), 2U);
     EXPECT_EQ((*plan)[0].profile, "isa-override");
-    EXPECT_EQ(apply_env({}, (*plan)[0].env), (std::vector<std::string>{"EXTRA=from-a-finding", "HSA_OVERRIDE_GFX_VERSION=10.3.0"}));
+    EXPECT_EQ(apply_env({}, (*plan)[0].env),
+              (std::vector<std::string>{"EXTRA=from-a-finding", "HSA_OVERRIDE_GFX_VERSION=10.3.0"}));
     EXPECT_NE((*plan)[1].profile, "isa-override");
 }
 

@@ -21,8 +21,8 @@ TEST(RunTimeOptions, AcceptsFiniteSecondsUpToThirtyDays) {
 }
 
 TEST(RunTimeOptions, RefusesEverythingElse) {
-    for (const char* bad : {"", "-1", "-0.5", "2592000.5", "1e10", "9.3e9", "1e18", "1e99", "inf", "-inf", "nan",
-                            "NaN", "abc", "5s", "0x10p9"}) {
+    for (const char* bad : {"", "-1", "-0.5", "2592000.5", "1e10", "9.3e9", "1e18", "1e99", "inf", "-inf", "nan", "NaN",
+                            "abc", "5s", "0x10p9"}) {
         const auto r = run::check_seconds(bad);
         ASSERT_FALSE(r.ok()) << bad;
         EXPECT_EQ(r.error().code, ExitCode::usage) << bad;
@@ -33,7 +33,8 @@ TEST(RunTimeOptions, RefusesEverythingElse) {
 // milliseconds out of range (undefined behaviour, UBSan in the asan preset), and a huge
 // stall timeout never turns into an immediate "stall".
 TEST(RunTimeOptions, TheSupervisorClampsOutOfRangeValues) {
-    for (const double bad : {1e10, 1e18, std::numeric_limits<double>::infinity(), std::numeric_limits<double>::quiet_NaN()}) {
+    for (const double bad :
+         {1e10, 1e18, std::numeric_limits<double>::infinity(), std::numeric_limits<double>::quiet_NaN()}) {
         run::RunOptions o;
         o.argv = {"sh", "-c", "sleep 0.2; echo healthy"};
         o.plan.push_back(run::Rung{});

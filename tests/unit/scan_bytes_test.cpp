@@ -30,11 +30,17 @@ protected:
 
 TEST_F(MappedFiles, AFileIsMappedWhole) {
     const auto path = (m_dir / "lib.so").string();
-    std::ofstream(path, std::ios::binary) << std::string("\x7f" "ELF\x02\x01\x01", 7) << "rest";
+    std::ofstream(path, std::ios::binary) << std::string("\x7f"
+                                                         "ELF\x02\x01\x01",
+                                                         7)
+                                          << "rest";
     auto f = MappedFile::open(path);
     ASSERT_TRUE(f.ok()) << f.error().message();
     EXPECT_EQ(f->size(), 11U);
-    EXPECT_TRUE(has_prefix(f->bytes(), 0, std::string_view("\x7f" "ELF", 4)));
+    EXPECT_TRUE(has_prefix(f->bytes(), 0,
+                           std::string_view("\x7f"
+                                            "ELF",
+                                            4)));
     EXPECT_EQ(as_chars(f->bytes()).substr(7), "rest");
     EXPECT_EQ(read_le<std::uint32_t>(f->bytes(), 8), std::nullopt);  // would end past the file
     EXPECT_EQ(sub(f->bytes(), 7, 4).value().size(), 4U);

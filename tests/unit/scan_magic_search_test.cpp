@@ -19,7 +19,9 @@ namespace {
 Bytes view(const std::string& s) { return {reinterpret_cast<const unsigned char*>(s.data()), s.size()}; }
 
 TEST(MagicSearch, FindsEveryMagicInOrder) {
-    const std::string elf("\x7f" "ELF\x02\x01\x01", 7);
+    const std::string elf("\x7f"
+                          "ELF\x02\x01\x01",
+                          7);
     // 3 bytes, CCOB at 3, ELF at 20, the bundle magic at 50.
     const std::string data = std::string(3, 'x') + std::string(k_compressed_magic) + std::string(13, 'x') + elf +
                              std::string(23, 'x') + std::string(k_bundle_magic) + std::string(26, 'x');
@@ -30,7 +32,8 @@ TEST(MagicSearch, FindsEveryMagicInOrder) {
 
 TEST(MagicSearch, OnlyMatchesStartingBeforeTheLimitAndWhollyInside) {
     // CCOB at 10 and 40; a cut-off "CCO" at the end of the range is no match.
-    const std::string data = std::string(10, '\0') + "CCOB" + std::string(26, '\0') + "CCOB" + std::string(20, '\0') + "CCO";
+    const std::string data =
+        std::string(10, '\0') + "CCOB" + std::string(26, '\0') + "CCOB" + std::string(20, '\0') + "CCO";
     std::vector<std::uint64_t> hits;
     find_magics(view(data), 40, hits);
     EXPECT_EQ(hits, (std::vector<std::uint64_t>{10}));
@@ -41,8 +44,12 @@ TEST(MagicSearch, OnlyMatchesStartingBeforeTheLimitAndWhollyInside) {
 
 TEST(MagicSearch, ElfMagicNeedsClassAndEndianness) {
     // A 32-bit or big-endian ELF is no AMDGPU code object: only ELF64LE is a candidate.
-    const std::string elf32("\x7f" "ELF\x01\x01\x01", 7);
-    const std::string elf64be("\x7f" "ELF\x02\x02\x01", 7);
+    const std::string elf32("\x7f"
+                            "ELF\x01\x01\x01",
+                            7);
+    const std::string elf64be("\x7f"
+                              "ELF\x02\x02\x01",
+                              7);
     const std::string data = elf32 + elf64be + std::string(10, ' ');
     std::vector<std::uint64_t> hits;
     find_magics(view(data), data.size(), hits);
@@ -58,12 +65,12 @@ TEST(MagicSearch, MagicsAroundTheInPlaceCutAreFoundOnce) {
         std::size_t at;
         std::string_view magic;
     };
-    for (const auto& [at, magic] : {Case{cut - k_bundle_magic.size(), k_bundle_magic},  // ends at the cut
-                                    Case{cut - k_bundle_magic.size() + 1, k_bundle_magic},  // one byte over
-                                    Case{cut - 2, k_compressed_magic},                      // straddles it
-                                    Case{cut, k_compressed_magic},                          // starts at it
+    for (const auto& [at, magic] : {Case{cut - k_bundle_magic.size(), k_bundle_magic},        // ends at the cut
+                                    Case{cut - k_bundle_magic.size() + 1, k_bundle_magic},    // one byte over
+                                    Case{cut - 2, k_compressed_magic},                        // straddles it
+                                    Case{cut, k_compressed_magic},                            // starts at it
                                     Case{n - k_compressed_magic.size(), k_compressed_magic},  // ends at the end
-                                    Case{cut - 100, k_compressed_magic}}) {                 // well before
+                                    Case{cut - 100, k_compressed_magic}}) {                   // well before
         std::string data(n, '\0');
         data.replace(at, magic.size(), magic);
         std::vector<std::uint64_t> hits;
@@ -82,17 +89,17 @@ TEST(MagicSearch, RangeEndingAtAGuardPageIsSearchedWithoutReadingPastIt) {
     ASSERT_EQ(::mprotect(base + page, page, PROT_NONE), 0);
     // The CI crash input (tests/fuzz/corpus/scan/ci-crash-hyperscan-overread.bin): CCOB
     // candidates packed up to its last byte.
-    const std::string tail(
-        "\x43\x43\x4f\x4f\x42\xc1\xd2\x43\x43\x4f\x42\xbd\x29\x43\x43\x4f"
-        "\x42\xb4\x43\x43\x4f\x42\xc1\xd2\x43\x43\x4f\x42\xbd\x29\x43\x43"
-        "\x4f\x42\xb4\x43\x43\x4f\x42\x4f\x3e\xff\xff\xff\xff\xff\xff\xff"
-        "\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x3f\xff\xff\xff\xff",
-        64);
-    for (const std::size_t size : {std::size_t{16}, std::size_t{63}, std::size_t{64}, std::size_t{65}, std::size_t{4000}}) {
+    const std::string tail("\x43\x43\x4f\x4f\x42\xc1\xd2\x43\x43\x4f\x42\xbd\x29\x43\x43\x4f"
+                           "\x42\xb4\x43\x43\x4f\x42\xc1\xd2\x43\x43\x4f\x42\xbd\x29\x43\x43"
+                           "\x4f\x42\xb4\x43\x43\x4f\x42\x4f\x3e\xff\xff\xff\xff\xff\xff\xff"
+                           "\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x3f\xff\xff\xff\xff",
+                           64);
+    for (const std::size_t size :
+         {std::size_t{16}, std::size_t{63}, std::size_t{64}, std::size_t{65}, std::size_t{4000}}) {
         unsigned char* begin = base + page - size;
         std::memset(begin, 'x', size);
-        std::memcpy(base + page - std::min(size, tail.size()), tail.data() + (tail.size() - std::min(size, tail.size())),
-                    std::min(size, tail.size()));
+        std::memcpy(base + page - std::min(size, tail.size()),
+                    tail.data() + (tail.size() - std::min(size, tail.size())), std::min(size, tail.size()));
         std::vector<std::uint64_t> hits;
         find_magics(Bytes{begin, size}, size, hits);
         std::vector<std::uint64_t> expected;

@@ -54,7 +54,7 @@ protected:
         write(m_lib + "/rocblas/library/TensileLibrary_lazy_gfx1100.dat", "tensile");
         write(m_lib + "/miopen/gfx1100_48.kdb", "kdb");
         write(m_lib + "/README.txt", "not scanned");
-        fs::create_directory_symlink(".", m_dir / m_lib.substr(1) / "loop");                // a loop
+        fs::create_directory_symlink(".", m_dir / m_lib.substr(1) / "loop");                   // a loop
         fs::create_symlink("libtorch_hip.so", m_dir / m_lib.substr(1) / "libtorch_hip.so.2");  // the same file again
         auto root = Root::open(m_dir);
         ASSERT_TRUE(root.ok()) << root.error().message();

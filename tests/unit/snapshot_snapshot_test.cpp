@@ -61,7 +61,9 @@ TEST(SnapshotReduction, DpkgStatusKeepsRocmHipAndTorch) {
 }
 
 TEST(SnapshotReduction, BinariesAreElfOrHaveNulBytes) {
-    EXPECT_TRUE(looks_binary(std::string("\x7f" "ELF\x02\x01", 6)));
+    EXPECT_TRUE(looks_binary(std::string("\x7f"
+                                         "ELF\x02\x01",
+                                         6)));
     EXPECT_TRUE(looks_binary(std::string("abc\0def", 7)));
     EXPECT_FALSE(looks_binary("ID=debian\nVERSION_ID=12\n"));
     EXPECT_FALSE(looks_binary(std::string(5000, 'x') + std::string(1, '\0')));  // only the first 4 KiB decide
@@ -90,8 +92,8 @@ TEST(SnapshotSelection, WhatDetectReadsWithLinksKeptAsLinks) {
     const auto* os_release = find_entry(s, "/etc/os-release");
     ASSERT_NE(os_release, nullptr);
     EXPECT_EQ(os_release->kind, "file");
-    EXPECT_EQ(os_release->size, fs::file_size(fs::path(RMCP_SOURCE_DIR) /
-                                              "tests/fixtures/rx6800xt-gfx1030-rocm61/etc/os-release"));
+    EXPECT_EQ(os_release->size,
+              fs::file_size(fs::path(RMCP_SOURCE_DIR) / "tests/fixtures/rx6800xt-gfx1030-rocm61/etc/os-release"));
 }
 
 TEST(SnapshotSelection, RecordsDeviceNodesAndReadErrors) {
@@ -101,8 +103,8 @@ TEST(SnapshotSelection, RecordsDeviceNodesAndReadErrors) {
     // The environment is reduced, never copied whole.
     const auto* environ = find_entry(*listed, "/proc/self/environ");
     ASSERT_NE(environ, nullptr);
-    EXPECT_LT(environ->size, fs::file_size(fs::path(RMCP_SOURCE_DIR) /
-                                           "tests/fixtures/container-hidden-gpu/proc/self/environ"));
+    EXPECT_LT(environ->size,
+              fs::file_size(fs::path(RMCP_SOURCE_DIR) / "tests/fixtures/container-hidden-gpu/proc/self/environ"));
 }
 
 TEST(SnapshotWrite, TheArchiveHoldsWhatTheListingNames) {
@@ -132,4 +134,3 @@ TEST(SnapshotWrite, TheArchiveHoldsWhatTheListingNames) {
     EXPECT_EQ(std::distance(fs::directory_iterator(tmpl), fs::directory_iterator{}), 1);
     fs::remove_all(tmpl);
 }
-

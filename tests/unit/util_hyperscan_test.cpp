@@ -18,15 +18,17 @@ struct Piece {
 
 std::vector<Piece> pieces(const std::string& input, std::size_t overlap) {
     std::vector<Piece> out;
-    const int rc = scan_without_overread(input, overlap, 0, [&](const char* data, std::size_t size,
-                                                                 std::uint64_t offset, std::uint64_t seen_until) {
-        const bool in_place = data >= input.data() && data < input.data() + input.size();
-        bool padded = true;
-        if (!in_place)
-            for (std::size_t i = 0; i < k_overread; ++i) padded = padded && data[size + i] == '\0';
-        out.push_back({in_place, std::string(data, size), offset, seen_until, padded});
-        return 0;
-    });
+    const int rc =
+        scan_without_overread(input, overlap, 0,
+                              [&](const char* data, std::size_t size, std::uint64_t offset, std::uint64_t seen_until) {
+                                  const bool in_place = data >= input.data() && data < input.data() + input.size();
+                                  bool padded = true;
+                                  if (!in_place)
+                                      for (std::size_t i = 0; i < k_overread; ++i)
+                                          padded = padded && data[size + i] == '\0';
+                                  out.push_back({in_place, std::string(data, size), offset, seen_until, padded});
+                                  return 0;
+                              });
     EXPECT_EQ(rc, 0);
     return out;
 }

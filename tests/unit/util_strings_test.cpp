@@ -9,7 +9,9 @@
 namespace rmcp {
 namespace {
 
-std::size_t reference_count(std::string_view s, char c) { return static_cast<std::size_t>(std::count(s.begin(), s.end(), c)); }
+std::size_t reference_count(std::string_view s, char c) {
+    return static_cast<std::size_t>(std::count(s.begin(), s.end(), c));
+}
 
 TEST(CountByte, SmallInputsAndEdges) {
     EXPECT_EQ(count_byte("", '\n'), 0u);

@@ -39,8 +39,9 @@ public:
     // with the other unreadable paths: a value, never a guess.
     Fact<std::uint64_t> number(const std::string& path, bool hex = false) {
         const auto f = line(path);
-        if (!f) return f.state() == FactState::unreadable ? Fact<std::uint64_t>::unreadable(path, f.error())
-                                                          : Fact<std::uint64_t>::absent(path);
+        if (!f)
+            return f.state() == FactState::unreadable ? Fact<std::uint64_t>::unreadable(path, f.error())
+                                                      : Fact<std::uint64_t>::absent(path);
         const auto v = hex ? parse_hex(*f) : parse_u64(*f);
         if (!v) return malformed<std::uint64_t>(path);
         return Fact<std::uint64_t>::known(*v, path);
@@ -152,15 +153,15 @@ DeviceAccess device_access(Collector& c, const Facts& facts, const std::vector<G
     if (!a.group) a.group = Fact<std::string>::known(std::to_string(st->gid), path);
     if (facts.user.uid) {
         a.accessible = Fact<bool>::known(may_read_write(facts.user, *st), path);
-        const bool member = (facts.user.gid && *facts.user.gid == st->gid) ||
-                            std::find(facts.user.groups.begin(), facts.user.groups.end(), st->gid) !=
-                                facts.user.groups.end();
+        const bool member =
+            (facts.user.gid && *facts.user.gid == st->gid) ||
+            std::find(facts.user.groups.begin(), facts.user.groups.end(), st->gid) != facts.user.groups.end();
         a.user_in_group = Fact<bool>::known(member, "/proc/self/status");
     }
     if (owner && facts.user.name) {
-        const bool listed = (facts.user.gid && *facts.user.gid == st->gid) ||
-                            std::find(owner->members.begin(), owner->members.end(), *facts.user.name) !=
-                                owner->members.end();
+        const bool listed =
+            (facts.user.gid && *facts.user.gid == st->gid) ||
+            std::find(owner->members.begin(), owner->members.end(), *facts.user.name) != owner->members.end();
         a.user_listed_in_group = Fact<bool>::known(listed, "/etc/group");
     }
     return a;
@@ -171,8 +172,7 @@ void collect_driver(Collector& c, Facts& facts) {
     d.initstate = c.line("/sys/module/amdgpu/initstate");
     // A built-in amdgpu has /sys/module/amdgpu/parameters but no initstate (only loadable
     // modules have one: kernel.org Documentation/ABI/stable/sysfs-module); it is running.
-    d.builtin = d.initstate.state() == FactState::absent &&
-                c.root().exists("/sys/module/amdgpu/parameters");
+    d.builtin = d.initstate.state() == FactState::absent && c.root().exists("/sys/module/amdgpu/parameters");
     d.loaded = (d.initstate && d.initstate->find("live") != std::string::npos) || d.builtin;
     d.dkms_version = c.line("/sys/module/amdgpu/version");
     const std::string params = "/sys/module/amdgpu/parameters";
@@ -200,9 +200,9 @@ void version_from_headers(Collector& c, const std::string& prefix, RocmInstall& 
             const auto defs = parse_c_defines(*h);
             if (defs.contains("ROCM_VERSION_MAJOR") && defs.contains("ROCM_VERSION_MINOR")) {
                 const auto patch = defs.contains("ROCM_VERSION_PATCH") ? defs.at("ROCM_VERSION_PATCH") : "0";
-                r.version = Fact<std::string>::known(
-                    fmt::format("{}.{}.{}", defs.at("ROCM_VERSION_MAJOR"), defs.at("ROCM_VERSION_MINOR"), patch),
-                    h.source());
+                r.version = Fact<std::string>::known(fmt::format("{}.{}.{}", defs.at("ROCM_VERSION_MAJOR"),
+                                                                 defs.at("ROCM_VERSION_MINOR"), patch),
+                                                     h.source());
                 r.version_source = h.source();
                 return;
             }
@@ -211,8 +211,9 @@ void version_from_headers(Collector& c, const std::string& prefix, RocmInstall& 
     if (auto h = c.text(prefix + "/include/hip/hip_version.h")) {
         const auto defs = parse_c_defines(*h);
         if (defs.contains("HIP_VERSION_MAJOR") && defs.contains("HIP_VERSION_MINOR")) {
-            r.version = Fact<std::string>::known(
-                fmt::format("{}.{}", defs.at("HIP_VERSION_MAJOR"), defs.at("HIP_VERSION_MINOR")), h.source());
+            r.version = Fact<std::string>::known(fmt::format("{}.{}", defs.at("HIP_VERSION_MAJOR"),
+                                                             defs.at("HIP_VERSION_MINOR")),
+                                                 h.source());
             r.version_source = h.source();
         }
     }
@@ -306,13 +307,13 @@ void collect_torch(Collector& c, Facts& facts, const std::map<std::string, std::
     std::string home;
     if (env.contains("HOME")) home = env.at("HOME");
     else if (facts.user.uid)
-        if (auto passwd = c.text("/etc/passwd"))
-            home = passwd_home_for(*passwd, *facts.user.uid).value_or("");
+        if (auto passwd = c.text("/etc/passwd")) home = passwd_home_for(*passwd, *facts.user.uid).value_or("");
     if (!home.empty())
         for (const auto& d : python_dirs(c, home + "/.local/lib")) site_dirs.emplace_back(d + "/site-packages", "user");
     for (const auto& [var, origin] : {std::pair{"VIRTUAL_ENV", "venv"}, std::pair{"CONDA_PREFIX", "conda"}})
         if (env.contains(var))
-            for (const auto& d : python_dirs(c, env.at(var) + "/lib")) site_dirs.emplace_back(d + "/site-packages", origin);
+            for (const auto& d : python_dirs(c, env.at(var) + "/lib"))
+                site_dirs.emplace_back(d + "/site-packages", origin);
 
     std::set<std::string> seen;
     for (const auto& [dir, origin] : site_dirs) {
@@ -431,7 +432,8 @@ void fill_target(Gpu& gpu, std::uint64_t version, const std::string& source) {
 // The facts a KFD node's properties file gives; a value on a malformed line is unreadable.
 void fill_from_properties(Collector& c, Gpu& gpu, const KfdProperties& props, const std::string& source) {
     const auto known = [&](const char* key) {
-        if (const auto line = props.bad_line_of(key)) return c.malformed<std::uint64_t>(fmt::format("{}:{}", source, *line));
+        if (const auto line = props.bad_line_of(key))
+            return c.malformed<std::uint64_t>(fmt::format("{}:{}", source, *line));
         const auto v = props.get(key);
         return v ? Fact<std::uint64_t>::known(*v, source) : Fact<std::uint64_t>::absent(source);
     };
@@ -585,10 +587,11 @@ void collect_access(Collector& c, Facts& facts) {
 bool is_relevant_env(std::string_view name) {
     // TORCH_ROCM_: PyTorch's ROCm switches (TORCH_ROCM_AOTRITON_ENABLE_EXPERIMENTAL turns on
     // the flash/memory-efficient attention kernels for consumer GPUs).
-    static constexpr std::array<std::string_view, 10> k_prefixes{
-        "HSA_", "HIP_", "ROCR_", "ROCM_", "MIOPEN_", "ROCBLAS_", "PYTORCH_", "AMD_", "GPU_", "TORCH_ROCM_"};
-    static constexpr std::array<std::string_view, 6> k_exact{
-        "CUDA_VISIBLE_DEVICES", "LD_LIBRARY_PATH", "LD_PRELOAD", "VIRTUAL_ENV", "CONDA_PREFIX", "RMCP_PROFILE"};
+    static constexpr std::array<std::string_view, 10> k_prefixes{"HSA_",    "HIP_",       "ROCR_",    "ROCM_",
+                                                                 "MIOPEN_", "ROCBLAS_",   "PYTORCH_", "AMD_",
+                                                                 "GPU_",    "TORCH_ROCM_"};
+    static constexpr std::array<std::string_view, 6> k_exact{"CUDA_VISIBLE_DEVICES", "LD_LIBRARY_PATH", "LD_PRELOAD",
+                                                             "VIRTUAL_ENV",          "CONDA_PREFIX",    "RMCP_PROFILE"};
     return std::any_of(k_prefixes.begin(), k_prefixes.end(), [&](auto p) { return name.starts_with(p); }) ||
            std::find(k_exact.begin(), k_exact.end(), name) != k_exact.end();
 }

@@ -43,22 +43,42 @@ struct FamilyRow {
 };
 // Families: AMD's ISA documents and LLVM AMDGPUUsage "Processors" and "Generic processors".
 constexpr FamilyRow k_families[] = {
-    {"gfx801", "GCN3", ""},   {"gfx802", "GCN3", ""},   {"gfx803", "GCN4", ""},
-    {"gfx900", "GCN5", "gfx9-generic"}, {"gfx902", "GCN5", "gfx9-generic"}, {"gfx904", "GCN5", "gfx9-generic"},
-    {"gfx906", "GCN5", "gfx9-generic"}, {"gfx909", "GCN5", "gfx9-generic"}, {"gfx90c", "GCN5", "gfx9-generic"},
-    {"gfx908", "CDNA1", ""},  {"gfx90a", "CDNA2", ""},  {"gfx940", "CDNA3", ""},
-    {"gfx941", "CDNA3", ""},  {"gfx942", "CDNA3", ""},  {"gfx950", "CDNA3", ""},
-    {"gfx1010", "RDNA1", "gfx10-1-generic"}, {"gfx1011", "RDNA1", "gfx10-1-generic"},
-    {"gfx1012", "RDNA1", "gfx10-1-generic"}, {"gfx1013", "RDNA1", "gfx10-1-generic"},
-    {"gfx1030", "RDNA2", "gfx10-3-generic"}, {"gfx1031", "RDNA2", "gfx10-3-generic"},
-    {"gfx1032", "RDNA2", "gfx10-3-generic"}, {"gfx1033", "RDNA2", "gfx10-3-generic"},
-    {"gfx1034", "RDNA2", "gfx10-3-generic"}, {"gfx1035", "RDNA2", "gfx10-3-generic"},
+    {"gfx801", "GCN3", ""},
+    {"gfx802", "GCN3", ""},
+    {"gfx803", "GCN4", ""},
+    {"gfx900", "GCN5", "gfx9-generic"},
+    {"gfx902", "GCN5", "gfx9-generic"},
+    {"gfx904", "GCN5", "gfx9-generic"},
+    {"gfx906", "GCN5", "gfx9-generic"},
+    {"gfx909", "GCN5", "gfx9-generic"},
+    {"gfx90c", "GCN5", "gfx9-generic"},
+    {"gfx908", "CDNA1", ""},
+    {"gfx90a", "CDNA2", ""},
+    {"gfx940", "CDNA3", ""},
+    {"gfx941", "CDNA3", ""},
+    {"gfx942", "CDNA3", ""},
+    {"gfx950", "CDNA3", ""},
+    {"gfx1010", "RDNA1", "gfx10-1-generic"},
+    {"gfx1011", "RDNA1", "gfx10-1-generic"},
+    {"gfx1012", "RDNA1", "gfx10-1-generic"},
+    {"gfx1013", "RDNA1", "gfx10-1-generic"},
+    {"gfx1030", "RDNA2", "gfx10-3-generic"},
+    {"gfx1031", "RDNA2", "gfx10-3-generic"},
+    {"gfx1032", "RDNA2", "gfx10-3-generic"},
+    {"gfx1033", "RDNA2", "gfx10-3-generic"},
+    {"gfx1034", "RDNA2", "gfx10-3-generic"},
+    {"gfx1035", "RDNA2", "gfx10-3-generic"},
     {"gfx1036", "RDNA2", "gfx10-3-generic"},
-    {"gfx1100", "RDNA3", "gfx11-generic"}, {"gfx1101", "RDNA3", "gfx11-generic"},
-    {"gfx1102", "RDNA3", "gfx11-generic"}, {"gfx1103", "RDNA3", "gfx11-generic"},
-    {"gfx1150", "RDNA3.5", "gfx11-generic"}, {"gfx1151", "RDNA3.5", "gfx11-generic"},
-    {"gfx1152", "RDNA3.5", "gfx11-generic"}, {"gfx1153", "RDNA3.5", "gfx11-generic"},
-    {"gfx1200", "RDNA4", "gfx12-generic"}, {"gfx1201", "RDNA4", "gfx12-generic"},
+    {"gfx1100", "RDNA3", "gfx11-generic"},
+    {"gfx1101", "RDNA3", "gfx11-generic"},
+    {"gfx1102", "RDNA3", "gfx11-generic"},
+    {"gfx1103", "RDNA3", "gfx11-generic"},
+    {"gfx1150", "RDNA3.5", "gfx11-generic"},
+    {"gfx1151", "RDNA3.5", "gfx11-generic"},
+    {"gfx1152", "RDNA3.5", "gfx11-generic"},
+    {"gfx1153", "RDNA3.5", "gfx11-generic"},
+    {"gfx1200", "RDNA4", "gfx12-generic"},
+    {"gfx1201", "RDNA4", "gfx12-generic"},
 };
 
 const FamilyRow* find_family(std::string_view gfx) {
@@ -72,8 +92,8 @@ const FamilyRow* find_family(std::string_view gfx) {
 // Targets in AMD's Linux support matrix for some ROCm release (ROCm "System requirements
 // (Linux)" pages, 5.0–6.4). Consumer RDNA2 other than gfx1030 and all RDNA1 are absent.
 constexpr std::string_view k_official[] = {
-    "gfx900", "gfx906", "gfx908", "gfx90a", "gfx940", "gfx941", "gfx942",
-    "gfx1030", "gfx1100", "gfx1101", "gfx1200", "gfx1201",
+    "gfx900", "gfx906",  "gfx908",  "gfx90a",  "gfx940",  "gfx941",
+    "gfx942", "gfx1030", "gfx1100", "gfx1101", "gfx1200", "gfx1201",
 };
 }  // namespace
 
@@ -113,26 +133,25 @@ struct ProductRow {
 // each card (Navi 10/14/21/22/23/24/31/32/33/44/48, Phoenix, Strix, Strix Halo). Longer names
 // first: "RX 6800M" (Navi 22) must not be read as "RX 6800" (Navi 21).
 constexpr ProductRow k_products[] = {
-    {"RX 6850M", "gfx1031"}, {"RX 6800M", "gfx1031"}, {"RX 6700M", "gfx1031"}, {"RX 6800S", "gfx1032"},
-    {"RX 6700S", "gfx1032"}, {"RX 6650M", "gfx1032"}, {"RX 6600M", "gfx1032"}, {"RX 6500M", "gfx1034"},
-    {"RX 5700M", "gfx1010"}, {"RX 5600M", "gfx1010"}, {"RX 5500M", "gfx1012"},
-    {"RX 5700", "gfx1010"},  {"RX 5600", "gfx1010"},  {"Pro W5700", "gfx1010"}, {"Pro 5600", "gfx1010"},
-    {"RX 5500", "gfx1012"},  {"RX 5300", "gfx1012"},  {"Pro W5500", "gfx1012"}, {"Pro 5500", "gfx1012"},
-    {"RX 6950", "gfx1030"},  {"RX 6900", "gfx1030"},  {"RX 6800", "gfx1030"},  {"W6800", "gfx1030"},
-    {"V620", "gfx1030"},     {"RX 6750", "gfx1031"},  {"RX 6700", "gfx1031"},  {"RX 6650", "gfx1032"},
-    {"RX 6600", "gfx1032"},  {"W6600", "gfx1032"},    {"RX 6500", "gfx1034"},  {"RX 6400", "gfx1034"},
-    {"W6400", "gfx1034"},    {"680M", "gfx1035"},     {"660M", "gfx1035"},
-    {"RX 7900", "gfx1100"},  {"W7900", "gfx1100"},    {"W7800", "gfx1100"},  {"RX 7800", "gfx1101"},
-    {"RX 7700", "gfx1101"},  {"W7700", "gfx1101"},    {"RX 7650", "gfx1102"},  {"RX 7600", "gfx1102"},
-    {"W7600", "gfx1102"},    {"W7500", "gfx1102"},    {"780M", "gfx1103"},     {"760M", "gfx1103"},
-    {"740M", "gfx1103"},     {"890M", "gfx1150"},     {"880M", "gfx1150"},     {"8060S", "gfx1151"},
-    {"8050S", "gfx1151"},    {"8040S", "gfx1151"},    {"RX 9070", "gfx1201"},  {"R9700", "gfx1201"},
-    {"RX 9060", "gfx1200"},
-    {"Radeon VII", "gfx906"}, {"MI50", "gfx906"},     {"MI60", "gfx906"},      {"Vega 64", "gfx900"},
-    {"Vega 56", "gfx900"},   {"Vega Frontier", "gfx900"}, {"MI25", "gfx900"},
-    {"RX 590", "gfx803"},    {"RX 580", "gfx803"},    {"RX 570", "gfx803"},    {"RX 480", "gfx803"},
-    {"RX 470", "gfx803"},    {"MI100", "gfx908"},     {"MI210", "gfx90a"},     {"MI250", "gfx90a"},
-    {"MI300", "gfx942"},     {"MI325", "gfx942"},     {"MI350", "gfx950"},     {"MI355", "gfx950"},
+    {"RX 6850M", "gfx1031"},     {"RX 6800M", "gfx1031"},  {"RX 6700M", "gfx1031"}, {"RX 6800S", "gfx1032"},
+    {"RX 6700S", "gfx1032"},     {"RX 6650M", "gfx1032"},  {"RX 6600M", "gfx1032"}, {"RX 6500M", "gfx1034"},
+    {"RX 5700M", "gfx1010"},     {"RX 5600M", "gfx1010"},  {"RX 5500M", "gfx1012"}, {"RX 5700", "gfx1010"},
+    {"RX 5600", "gfx1010"},      {"Pro W5700", "gfx1010"}, {"Pro 5600", "gfx1010"}, {"RX 5500", "gfx1012"},
+    {"RX 5300", "gfx1012"},      {"Pro W5500", "gfx1012"}, {"Pro 5500", "gfx1012"}, {"RX 6950", "gfx1030"},
+    {"RX 6900", "gfx1030"},      {"RX 6800", "gfx1030"},   {"W6800", "gfx1030"},    {"V620", "gfx1030"},
+    {"RX 6750", "gfx1031"},      {"RX 6700", "gfx1031"},   {"RX 6650", "gfx1032"},  {"RX 6600", "gfx1032"},
+    {"W6600", "gfx1032"},        {"RX 6500", "gfx1034"},   {"RX 6400", "gfx1034"},  {"W6400", "gfx1034"},
+    {"680M", "gfx1035"},         {"660M", "gfx1035"},      {"RX 7900", "gfx1100"},  {"W7900", "gfx1100"},
+    {"W7800", "gfx1100"},        {"RX 7800", "gfx1101"},   {"RX 7700", "gfx1101"},  {"W7700", "gfx1101"},
+    {"RX 7650", "gfx1102"},      {"RX 7600", "gfx1102"},   {"W7600", "gfx1102"},    {"W7500", "gfx1102"},
+    {"780M", "gfx1103"},         {"760M", "gfx1103"},      {"740M", "gfx1103"},     {"890M", "gfx1150"},
+    {"880M", "gfx1150"},         {"8060S", "gfx1151"},     {"8050S", "gfx1151"},    {"8040S", "gfx1151"},
+    {"RX 9070", "gfx1201"},      {"R9700", "gfx1201"},     {"RX 9060", "gfx1200"},  {"Radeon VII", "gfx906"},
+    {"MI50", "gfx906"},          {"MI60", "gfx906"},       {"Vega 64", "gfx900"},   {"Vega 56", "gfx900"},
+    {"Vega Frontier", "gfx900"}, {"MI25", "gfx900"},       {"RX 590", "gfx803"},    {"RX 580", "gfx803"},
+    {"RX 570", "gfx803"},        {"RX 480", "gfx803"},     {"RX 470", "gfx803"},    {"MI100", "gfx908"},
+    {"MI210", "gfx90a"},         {"MI250", "gfx90a"},      {"MI300", "gfx942"},     {"MI325", "gfx942"},
+    {"MI350", "gfx950"},         {"MI355", "gfx950"},
 };
 
 bool is_word_char(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
@@ -148,8 +167,8 @@ std::optional<std::string> gfx_for_marketing_name(std::string_view name) {
             // known); "RX 6700XT" and "RX 7900GRE" are written without the space as often as with it.
             const auto rest = std::string_view(haystack).substr(end);
             const bool left_ok = pos == 0 || !is_word_char(haystack[pos - 1]);
-            const bool right_ok = rest.empty() || !is_word_char(rest.front()) || rest.starts_with("xt") ||
-                                  rest.starts_with("gre");
+            const bool right_ok =
+                rest.empty() || !is_word_char(rest.front()) || rest.starts_with("xt") || rest.starts_with("gre");
             if (left_ok && right_ok) return std::string(row.gfx);
         }
     }

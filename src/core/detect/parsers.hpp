@@ -26,7 +26,7 @@ KfdProperties parse_kfd_properties(std::string_view text);
 // libdrm amdgpu.ids: "DEVICE,\tREVISION,\tName" keyed by (device, revision).
 struct AmdgpuIds {
     std::map<std::pair<std::uint32_t, std::uint32_t>, std::string> names;
-    std::string version;              // the file's version line, e.g. "1.0.0"
+    std::string version;  // the file's version line, e.g. "1.0.0"
     std::vector<unsigned> bad_lines;
     [[nodiscard]] std::optional<std::string> lookup(std::uint32_t device, std::uint32_t revision) const;
 };

@@ -19,7 +19,7 @@ namespace {
 
 constexpr std::string_view k_magic = "RMCPHSDB";
 constexpr std::uint32_t k_format = 1;
-constexpr std::size_t k_header = 8 + 4 + 8 + 8 + 8;       // magic, format, inputs size, db size, checksum
+constexpr std::size_t k_header = 8 + 4 + 8 + 8 + 8;           // magic, format, inputs size, db size, checksum
 constexpr std::uint64_t k_max_file = std::uint64_t{1} << 30;  // far above any real database
 
 // FNV-1a, 64 bits (http://www.isthe.com/chongo/tech/comp/fnv/): a name and a corruption

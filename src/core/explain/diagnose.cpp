@@ -58,7 +58,8 @@ void DiagnosisBuilder::drop_source(const std::string& source) {
 namespace {
 
 bool has_context_words(const kb::Entry& e) {
-    return std::any_of(e.signatures.begin(), e.signatures.end(), [](const kb::Signature& s) { return !s.context.empty(); });
+    return std::any_of(e.signatures.begin(), e.signatures.end(),
+                       [](const kb::Signature& s) { return !s.context.empty(); });
 }
 
 // 2: specific entry confirmed by context; 1: generic, or specific without context words;
@@ -130,8 +131,8 @@ std::vector<Diagnosis> DiagnosisBuilder::rank(const AppliesFn& applies, const nl
     auto first_key = [&](const Diagnosis& d) {
         std::pair<std::size_t, std::uint64_t> best{SIZE_MAX, UINT64_MAX};
         for (const auto& occ : d.occurrences) {
-            const auto s = static_cast<std::size_t>(
-                std::find(source_order.begin(), source_order.end(), occ.source) - source_order.begin());
+            const auto s = static_cast<std::size_t>(std::find(source_order.begin(), source_order.end(), occ.source) -
+                                                    source_order.begin());
             best = std::min(best, std::pair<std::size_t, std::uint64_t>{s, occ.line});
         }
         return best;
@@ -198,10 +199,8 @@ std::vector<Diagnosis> DiagnosisBuilder::rank(const AppliesFn& applies, const nl
             why.emplace_back("its conditions hold on the machine the report describes");
         else if (d.applies_here == false && reporter_facts)
             why.emplace_back("its conditions do not hold on the machine the report describes");
-        else if (d.applies_here == true)
-            why.emplace_back("its conditions hold on this machine");
-        else if (d.applies_here == false)
-            why.emplace_back("its conditions do not hold on this machine");
+        else if (d.applies_here == true) why.emplace_back("its conditions hold on this machine");
+        else if (d.applies_here == false) why.emplace_back("its conditions do not hold on this machine");
         if (!d.context_found.empty()) {
             std::string words;
             for (const auto& w : d.context_found) words += (words.empty() ? "'" : ", '") + w + "'";

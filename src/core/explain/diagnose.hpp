@@ -40,10 +40,10 @@ using AppliesFn = std::function<std::optional<bool>(const kb::Entry&)>;
 AppliesFn applies_on(const nlohmann::json& facts);
 
 struct Occurrence {
-    std::string source;          // file path, "standard input", "kernel log (journalctl)"
+    std::string source;  // file path, "standard input", "kernel log (journalctl)"
     std::uint64_t line = 0;
-    std::size_t signature = 0;   // index into the entry's signatures
-    std::vector<ExcerptLine> excerpt;  // may be empty (excerpt limit reached)
+    std::size_t signature = 0;               // index into the entry's signatures
+    std::vector<ExcerptLine> excerpt;        // may be empty (excerpt limit reached)
     std::vector<std::string> context_found;  // context words seen near this match
 };
 
@@ -52,9 +52,9 @@ struct Diagnosis {
     // From the reporter's facts alone: the entry's conditions hold on the machine a bug report
     // describes, but no line of the log matched it (occurrences is then empty).
     bool facts_only = false;
-    std::vector<kb::Evidence> evidence;  // the facts that decided it (facts_only findings)
-    std::vector<Occurrence> occurrences;  // stream order per source, sources in feed order; capped
-    std::uint64_t total_matches = 0;      // every matching line, including those not kept
+    std::vector<kb::Evidence> evidence;           // the facts that decided it (facts_only findings)
+    std::vector<Occurrence> occurrences;          // stream order per source, sources in feed order; capped
+    std::uint64_t total_matches = 0;              // every matching line, including those not kept
     std::vector<std::size_t> signatures_matched;  // indices into entry->signatures, ascending
     std::vector<std::string> context_found;       // distinct, in order of first appearance
     std::optional<bool> applies_here;
@@ -82,8 +82,7 @@ public:
     // With `reporter_facts` (the facts document of the machine a bug report describes),
     // entries whose conditions hold there join the list even when no line matched them,
     // ranked by "Ranking" in docs/explain.md.
-    [[nodiscard]] std::vector<Diagnosis> rank(const AppliesFn& applies,
-                                              const nlohmann::json* reporter_facts = nullptr,
+    [[nodiscard]] std::vector<Diagnosis> rank(const AppliesFn& applies, const nlohmann::json* reporter_facts = nullptr,
                                               FamilyEntries families = FamilyEntries::drop_covered) const;
 
     static constexpr std::size_t k_max_occurrences = 20;  // kept per entry
@@ -94,7 +93,7 @@ private:
     struct PerEntry {
         std::vector<Occurrence> occurrences;
         std::map<std::string, std::set<std::size_t>> signatures;  // by source: the entry's signatures that matched
-        std::map<std::string, std::uint64_t> totals;  // by source
+        std::map<std::string, std::uint64_t> totals;              // by source
     };
     std::map<std::size_t, PerEntry> m_found;  // by entry index
 };

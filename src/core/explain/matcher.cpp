@@ -33,10 +33,8 @@ std::string literal_pattern(std::string_view word) {
     std::string out;
     for (const char ch : word) {
         const auto c = static_cast<unsigned char>(ch);
-        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'))
-            out += static_cast<char>(c);
-        else
-            out += fmt::format("\\x{:02x}", c);
+        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) out += static_cast<char>(c);
+        else out += fmt::format("\\x{:02x}", c);
     }
     return out;
 }
@@ -104,8 +102,9 @@ Result<std::shared_ptr<const SignatureSet>> SignatureSet::compile(std::span<cons
     const auto compile_started = std::chrono::steady_clock::now();
     hs_compile_error_t* compile_error = nullptr;
     hs_database_t* compiled = nullptr;
-    if (!db->db && hs_compile_multi(expressions.data(), flags.data(), ids.data(), static_cast<unsigned>(expressions.size()),
-                                    HS_MODE_STREAM, nullptr, &compiled, &compile_error) != HS_SUCCESS) {
+    if (!db->db &&
+        hs_compile_multi(expressions.data(), flags.data(), ids.data(), static_cast<unsigned>(expressions.size()),
+                         HS_MODE_STREAM, nullptr, &compiled, &compile_error) != HS_SUCCESS) {
         Error error{"compiling log signatures", "", compile_error ? compile_error->message : "unknown Hyperscan error",
                     ExitCode::usage};
         if (compile_error && compile_error->expression >= 0) {
@@ -128,7 +127,8 @@ Result<std::shared_ptr<const SignatureSet>> SignatureSet::compile(std::span<cons
         return error;
     }
     if (compiled) db->db.reset(compiled);
-    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - compile_started).count() > db_cache::k_store_after_s)
+    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - compile_started).count() >
+        db_cache::k_store_after_s)
         db_cache::store(cache_inputs, db->db.get());
     if (hyperscan::alloc_scratch(db->db.get(), db->scratch) != HS_SUCCESS)
         return Error{"allocating Hyperscan scratch space", "", "out of memory", ExitCode::environment};
@@ -150,19 +150,18 @@ struct LogScanner::HsState {
 struct LogScanner::Pending {
     Match match;
     std::optional<std::size_t> probe;  // a probe hit rather than a signature match
-    std::uint64_t ready_line = 0;  // reportable once this many lines are complete
-    bool collecting = false;       // still gathering excerpt bytes after the match
-    std::uint64_t collect_from = 0;  // next stream offset to gather
-    unsigned lines_to_end = 0;       // line ends still to see for the excerpt
-    std::size_t budget = 0;          // bytes still kept for the current excerpt line
+    std::uint64_t ready_line = 0;      // reportable once this many lines are complete
+    bool collecting = false;           // still gathering excerpt bytes after the match
+    std::uint64_t collect_from = 0;    // next stream offset to gather
+    unsigned lines_to_end = 0;         // line ends still to see for the excerpt
+    std::size_t budget = 0;            // bytes still kept for the current excerpt line
 };
 
 // The bytes available while one chunk is processed: the kept history, then the chunk.
 class LogScanner::View {
 public:
     View(std::string_view history, std::string_view chunk, std::uint64_t chunk_start)
-        : m_history(history), m_chunk(chunk), m_chunk_start(chunk_start),
-          m_begin(chunk_start - history.size()) {}
+        : m_history(history), m_chunk(chunk), m_chunk_start(chunk_start), m_begin(chunk_start - history.size()) {}
     [[nodiscard]] std::uint64_t begin() const { return m_begin; }
     [[nodiscard]] std::uint64_t end() const { return m_chunk_start + m_chunk.size(); }
     [[nodiscard]] char at(std::uint64_t offset) const {
@@ -219,8 +218,7 @@ LogScanner::LogScanner(std::shared_ptr<const SignatureSet> set, Callback on_matc
         hs_scratch_t* cloned = nullptr;
         const bool cloned_ok = hs_clone_scratch(m_set->m_db->scratch.get(), &cloned) == HS_SUCCESS;
         m_hs->scratch.reset(cloned);
-        if (!cloned_ok || hs_open_stream(m_set->m_db->db.get(), 0, &m_hs->stream) != HS_SUCCESS)
-            throw std::bad_alloc();
+        if (!cloned_ok || hs_open_stream(m_set->m_db->db.get(), 0, &m_hs->stream) != HS_SUCCESS) throw std::bad_alloc();
     }
 }
 
@@ -262,7 +260,8 @@ Status LogScanner::feed(std::string_view bytes) {
 Status LogScanner::process(std::string_view chunk, std::uint64_t chunk_start) {
     const View view(m_history, chunk, chunk_start);
     if (!std::is_sorted(m_events.begin(), m_events.end(), [](const Event& a, const Event& b) { return a.end < b.end; }))
-        std::stable_sort(m_events.begin(), m_events.end(), [](const Event& a, const Event& b) { return a.end < b.end; });
+        std::stable_sort(m_events.begin(), m_events.end(),
+                         [](const Event& a, const Event& b) { return a.end < b.end; });
 
     const auto n_sig = m_set->m_signatures.size();
     const auto n_words = m_set->m_context_words.size();
@@ -292,8 +291,7 @@ Status LogScanner::process(std::string_view chunk, std::uint64_t chunk_start) {
     }
     collect_excerpts(view);
 
-    if (count_pos < chunk_start + chunk.size())
-        count_lines += count_byte(chunk.substr(count_pos - chunk_start), '\n');
+    if (count_pos < chunk_start + chunk.size()) count_lines += count_byte(chunk.substr(count_pos - chunk_start), '\n');
     m_newlines = count_lines;
     if (!chunk.empty()) m_last_was_newline = chunk.back() == '\n';
     m_offset = chunk_start + chunk.size();
@@ -401,7 +399,8 @@ void LogScanner::start_excerpt(Pending& pending, const View& view, const Event& 
     // The matched line up to the match end, and the lines before it.
     const bool ends_line = view.at(last) == '\n';
     const std::uint64_t text_end = ends_line ? last : ev.end;
-    const std::uint64_t low = std::max(view.begin(), text_end > m_limits.line_bytes ? text_end - m_limits.line_bytes : 0);
+    const std::uint64_t low =
+        std::max(view.begin(), text_end > m_limits.line_bytes ? text_end - m_limits.line_bytes : 0);
     auto nl = view.last_newline(low, last);
     std::uint64_t line_start = nl ? *nl + 1 : low;
     bool truncated = !nl && low > 0;
@@ -431,10 +430,8 @@ void LogScanner::start_excerpt(Pending& pending, const View& view, const Event& 
     if (ends_line) {
         pending.lines_to_end = after;
         pending.collect_from = last + 1;
-        if (pending.lines_to_end > 0)
-            m.excerpt.push_back(ExcerptLine{line + 1, {}, false});
-        else
-            pending.collecting = false;
+        if (pending.lines_to_end > 0) m.excerpt.push_back(ExcerptLine{line + 1, {}, false});
+        else pending.collecting = false;
     } else {
         pending.lines_to_end = 1 + after;
     }

@@ -124,9 +124,9 @@ struct ExcerptLine {
 };
 
 struct Match {
-    std::size_t signature = 0;  // index into SignatureSet::signatures()
-    std::uint64_t line = 0;     // 1-based line holding the match's last byte
-    std::uint64_t end_offset = 0;  // byte offset just past the match in the stream
+    std::size_t signature = 0;         // index into SignatureSet::signatures()
+    std::uint64_t line = 0;            // 1-based line holding the match's last byte
+    std::uint64_t end_offset = 0;      // byte offset just past the match in the stream
     std::vector<ExcerptLine> excerpt;  // lines around the match; empty past max_excerpts_per_signature
     // Context words seen within `window` lines: indices into CompiledSignature::context_words
     // (case-insensitive duplicates in the entry are merged).
@@ -137,14 +137,14 @@ struct Match {
 // A probe's line as it appeared: the matched line and the lines after it, each without
 // its line end and capped at ScanLimits::line_bytes (shorter when the stream ended first).
 struct ProbeHit {
-    std::size_t probe = 0;     // index into SignatureSet::probes()
-    std::uint64_t line = 0;    // 1-based line number of lines.front()
+    std::size_t probe = 0;   // index into SignatureSet::probes()
+    std::uint64_t line = 0;  // 1-based line number of lines.front()
     std::vector<std::string> lines;
 };
 
 struct ScanLimits {
-    unsigned lines_before = 2;  // excerpt lines before the matched line
-    unsigned lines_after = 2;   // excerpt lines after it
+    unsigned lines_before = 2;     // excerpt lines before the matched line
+    unsigned lines_after = 2;      // excerpt lines after it
     std::size_t line_bytes = 512;  // bytes kept per excerpt line (the matched line: on each side of the match end)
     unsigned max_reports_per_signature = 100;  // later matches are only counted
     unsigned max_excerpts_per_signature = 5;   // later reports carry no excerpt
@@ -208,18 +208,18 @@ private:
     struct HsState;
     std::unique_ptr<HsState> m_hs;
 
-    std::vector<Event> m_events;  // filled by Hyperscan during one scan call
-    std::uint64_t m_offset = 0;   // bytes fed so far
+    std::vector<Event> m_events;   // filled by Hyperscan during one scan call
+    std::uint64_t m_offset = 0;    // bytes fed so far
     std::uint64_t m_newlines = 0;  // '\n' in [0, m_offset)
     bool m_last_was_newline = true;
     bool m_finished = false;
     std::string m_history;  // the last bytes before the current chunk, for excerpts
     std::vector<std::uint64_t> m_match_counts;
-    std::vector<std::uint64_t> m_last_line;     // per signature: last line reported (0: none)
-    std::vector<unsigned> m_reports;            // per signature: reports made
-    std::vector<std::uint64_t> m_probe_line;    // per probe: last line reported (0: none)
+    std::vector<std::uint64_t> m_last_line;   // per signature: last line reported (0: none)
+    std::vector<unsigned> m_reports;          // per signature: reports made
+    std::vector<std::uint64_t> m_probe_line;  // per probe: last line reported (0: none)
     unsigned m_probe_hits = 0;
-    std::vector<std::uint64_t> m_context_seen;  // per context word: last line seen (0: never)
+    std::vector<std::uint64_t> m_context_seen;        // per context word: last line seen (0: never)
     std::vector<std::unique_ptr<Pending>> m_pending;  // in stream order
     std::size_t m_pending_head = 0;
 };

@@ -14,10 +14,16 @@ std::size_t utf8_length(std::string_view s, std::size_t i) {
     std::size_t n = 0;
     unsigned min = 0;
     if (c < 0x80) return 1;
-    if (c >= 0xc2 && c <= 0xdf) { n = 2; min = 0x80; }
-    else if (c >= 0xe0 && c <= 0xef) { n = 3; min = 0x800; }
-    else if (c >= 0xf0 && c <= 0xf4) { n = 4; min = 0x10000; }
-    else return 0;
+    if (c >= 0xc2 && c <= 0xdf) {
+        n = 2;
+        min = 0x80;
+    } else if (c >= 0xe0 && c <= 0xef) {
+        n = 3;
+        min = 0x800;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+        n = 4;
+        min = 0x10000;
+    } else return 0;
     if (i + n > s.size()) return 0;
     unsigned cp = c & (0x7f >> n);
     for (std::size_t k = 1; k < n; ++k) {
@@ -140,7 +146,8 @@ std::string render_text(const ExplainReport& report, const Style& style) {
         if (d.facts_only) where = "no log line; the reporter's machine";
         out += fmt::format("   at: {}\n", where);
         for (const auto& ev : d.evidence)
-            out += fmt::format("   evidence: {} = {} ({})\n", ev.fact, ev.value.is_null() ? "absent" : ev.value.dump(), ev.test);
+            out += fmt::format("   evidence: {} = {} ({})\n", ev.fact, ev.value.is_null() ? "absent" : ev.value.dump(),
+                               ev.test);
         out += fmt::format("   why here: {}\n", d.reason);
         const auto first = std::find_if(d.occurrences.begin(), d.occurrences.end(),
                                         [](const Occurrence& o) { return !o.excerpt.empty(); });
@@ -195,7 +202,8 @@ nlohmann::json render_json(const ExplainReport& report) {
         json fixes = json::array();
         for (const auto& f : e.fixes) fixes.push_back({{"patch", f.patch}, {"cost", f.cost}});
         json evidence = json::array();
-        for (const auto& ev : d.evidence) evidence.push_back({{"fact", ev.fact}, {"value", ev.value}, {"test", ev.test}});
+        for (const auto& ev : d.evidence)
+            evidence.push_back({{"fact", ev.fact}, {"value", ev.value}, {"test", ev.test}});
         problems.push_back({{"rank", ++rank},
                             {"id", e.id},
                             {"category", e.category},

@@ -25,9 +25,9 @@ struct InputSummary {
 
 struct ExplainReport {
     std::vector<InputSummary> inputs;
-    std::vector<Diagnosis> diagnoses;  // ranked
-    std::string facts_from;            // "the report", "this machine", "--root DIR", or "" (not used)
-    std::string facts_source = "none";  // "report", "this machine", "root" or "none"
+    std::vector<Diagnosis> diagnoses;     // ranked
+    std::string facts_from;               // "the report", "this machine", "--root DIR", or "" (not used)
+    std::string facts_source = "none";    // "report", "this machine", "root" or "none"
     std::optional<ReportFacts> reporter;  // when facts_source is "report"
 };
 

@@ -19,59 +19,60 @@ namespace {
 
 // The probes, in the order of report_probes(); each names the tool output it reads.
 enum class Probe : std::size_t {
-    agent,             // rocminfo: "Agent 2"
-    agent_name,        // rocminfo: "  Name:                    gfx1031" (and the CPU's, NPU's names); clinfo: "  Name:  gfx1201"
-    agent_marketing,   // rocminfo: "  Marketing Name:          AMD Radeon RX 6700 XT"
-    board_name,        // clinfo: "  Board name:  AMD Radeon AI PRO R9700" (before its Name line)
-    collect_env_gpu,   // collect_env: "GPU models and configuration: AMD Radeon RX 6800 XT (gfx1030)"
-    torch_version,     // collect_env "PyTorch version: 2.3.0+rocm6.0", ComfyUI "pytorch version: ..."
-    torch_hip,         // collect_env: "ROCM used to build PyTorch: 6.0.32830-d62f6a171"
-    pip_torch,         // pip list / pip freeze / collect_env "[pip3] torch==2.3.0+rocm6.0"
-    rocm_field,        // issue template "### ROCm Version" + value; amd-smi "ROCm version: 6.3.1"
-    rocm_package,      // dpkg/apt: "rocm-core 6.1.0.60100-82~22.04"
-    rocm_path,         // "/opt/rocm-6.1.0/lib/..." in tracebacks and loader messages
-    uname,             // "Linux host 6.5.0-28-generic #29~22.04.1-Ubuntu SMP ..."
-    python_platform,   // collect_env: "Python platform: Linux-6.5.0-28-generic-x86_64-with-glibc2.35"
-    linux_version,     // dmesg: "Linux version 6.8.0-45-generic (buildd@...)"
-    env,               // "export HSA_OVERRIDE_GFX_VERSION=10.3.0", ollama "map[HSA_OVERRIDE_GFX_VERSION:10.3.0 ...]"
-    amdsmi_name,       // amd-smi static: "MARKET_NAME: Navi 31 [Radeon RX 7900 XT/7900 XTX]"
-    amdsmi_target,     // amd-smi static: "TARGET_GRAPHICS_VERSION: gfx1100"
-    rocmsmi_series,    // rocm-smi: "GPU[0]		: Card Series: 		Navi 22 [Radeon RX 6700/6700 XT/6750 XT / 6800M/6850M XT]"
-    rocmsmi_gfx,       // rocm-smi: "GPU[0]		: GFX Version: 		gfx1031"
-    torch_props,       // "_CudaDeviceProperties(name='AMD Radeon RX 6700 XT', ..., gcnArchName='gfx1030', ...)"
-    ollama_gpu,        // ollama: "... compute=gfx1030 ... name=..." / "gpu_type=gfx1031"
-    gpu_field,         // issue template "### GPU" + value, "GPU: AMD Radeon RX 7600 XT", "Device: AMD Radeon 8060S"
-    radv,              // Vulkan (RADV): "GPU id = 0 (AMD Radeon AI PRO R9700 (RADV GFX1201))": the chip itself
-    kernel_field,      // "Kernel: 6.5.0-28-generic", "Arch Linux (Linux 6.19.12-arch1-1)"
+    agent,       // rocminfo: "Agent 2"
+    agent_name,  // rocminfo: "  Name:                    gfx1031" (and the CPU's, NPU's names); clinfo: "  Name:  gfx1201"
+    agent_marketing,  // rocminfo: "  Marketing Name:          AMD Radeon RX 6700 XT"
+    board_name,       // clinfo: "  Board name:  AMD Radeon AI PRO R9700" (before its Name line)
+    collect_env_gpu,  // collect_env: "GPU models and configuration: AMD Radeon RX 6800 XT (gfx1030)"
+    torch_version,    // collect_env "PyTorch version: 2.3.0+rocm6.0", ComfyUI "pytorch version: ..."
+    torch_hip,        // collect_env: "ROCM used to build PyTorch: 6.0.32830-d62f6a171"
+    pip_torch,        // pip list / pip freeze / collect_env "[pip3] torch==2.3.0+rocm6.0"
+    rocm_field,       // issue template "### ROCm Version" + value; amd-smi "ROCm version: 6.3.1"
+    rocm_package,     // dpkg/apt: "rocm-core 6.1.0.60100-82~22.04"
+    rocm_path,        // "/opt/rocm-6.1.0/lib/..." in tracebacks and loader messages
+    uname,            // "Linux host 6.5.0-28-generic #29~22.04.1-Ubuntu SMP ..."
+    python_platform,  // collect_env: "Python platform: Linux-6.5.0-28-generic-x86_64-with-glibc2.35"
+    linux_version,    // dmesg: "Linux version 6.8.0-45-generic (buildd@...)"
+    env,              // "export HSA_OVERRIDE_GFX_VERSION=10.3.0", ollama "map[HSA_OVERRIDE_GFX_VERSION:10.3.0 ...]"
+    amdsmi_name,      // amd-smi static: "MARKET_NAME: Navi 31 [Radeon RX 7900 XT/7900 XTX]"
+    amdsmi_target,    // amd-smi static: "TARGET_GRAPHICS_VERSION: gfx1100"
+    rocmsmi_series,   // rocm-smi: "GPU[0]		: Card Series: 		Navi 22 [Radeon RX 6700/6700 XT/6750 XT / 6800M/6850M XT]"
+    rocmsmi_gfx,      // rocm-smi: "GPU[0]		: GFX Version: 		gfx1031"
+    torch_props,      // "_CudaDeviceProperties(name='AMD Radeon RX 6700 XT', ..., gcnArchName='gfx1030', ...)"
+    ollama_gpu,       // ollama: "... compute=gfx1030 ... name=..." / "gpu_type=gfx1031"
+    gpu_field,        // issue template "### GPU" + value, "GPU: AMD Radeon RX 7600 XT", "Device: AMD Radeon 8060S"
+    radv,             // Vulkan (RADV): "GPU id = 0 (AMD Radeon AI PRO R9700 (RADV GFX1201))": the chip itself
+    kernel_field,     // "Kernel: 6.5.0-28-generic", "Arch Linux (Linux 6.19.12-arch1-1)"
     count
 };
 
 const std::vector<LineProbe>& probes() {
     static const std::vector<LineProbe> k_probes{
-    {R"(^[\s>*]*Agent \d+\s*$)", 0},
-    {R"(^[\s>]*Name:[ \t]+\S)", 0},
-    {R"(^[\s>]*Marketing Name:[ \t]*\S)", 0},
-    {R"(^[\s>]*Board name:[ \t]*\S)", 0},
-    {R"(GPU models and configuration:)", 4},
-    {R"((?i)\b(PyTorch|torch) version\s*:\s*v?\d+\.\d+)", 0},
-    {R"(ROCM used to build PyTorch:\s*\d)", 0},
-    {R"(^[\s>]*(\[(pip3?|conda)\]\s+)?torch(==|\s+)\d+\.\d+)", 0},
-    {R"((?i)\bROCm version\b)", 3},
-    {R"(\brocm-(core|dev|libs)\b[^\n]{0,40}?\d+\.\d+\.\d+)", 0},
-    {R"([/-]rocm-\d+\.\d+\.\d+/)", 0},
-    {R"(\bLinux \S+ \d+\.\d+\.\d+\S* #\d)", 0},
-    {R"(Python platform: Linux-\d+\.\d+)", 0},
-    {R"(\bLinux version \d+\.\d+\.\d+\S* \()", 0},
-    {R"(\b(HSA|HIP|ROCR|ROCM|MIOPEN|ROCBLAS|PYTORCH|AMD|GPU|CUDA)_[A-Z0-9_]+)", 0},
-    {R"(MARKET_NAME:\s*\S)", 0},
-    {R"(TARGET_GRAPHICS_VERSION:\s*gfx[0-9a-f]+)", 0},
-    {R"(GPU\[\d+\]\s*:\s*Card (Series|SKU|Model):)", 0},
-    {R"(GPU\[\d+\]\s*:\s*GFX Version:\s*gfx[0-9a-f]+)", 0},
-    {R"(gcnArchName='gfx[0-9a-f]+)", 0},
-    {R"(\b(gpu_type|compute)=gfx[0-9a-f]+)", 0},
-    {R"((?i)^[\s>#*-]*(GPU|GPU model|Graphics card)\s*(:|$)|(?i)\b(device|device name|device detected|using device)\s*:\s*(AMD )?Radeon)", 3},
-    {R"(\(RADV GFX[0-9A-F]{3,4}(_R\d+)?\))", 0},
-    {R"((?i)(\bkernel( version| release)?\s*[:=]\s*v?\d+\.\d+\.\d+|\(Linux \d+\.\d+\.\d+))", 0},
+        {R"(^[\s>*]*Agent \d+\s*$)", 0},
+        {R"(^[\s>]*Name:[ \t]+\S)", 0},
+        {R"(^[\s>]*Marketing Name:[ \t]*\S)", 0},
+        {R"(^[\s>]*Board name:[ \t]*\S)", 0},
+        {R"(GPU models and configuration:)", 4},
+        {R"((?i)\b(PyTorch|torch) version\s*:\s*v?\d+\.\d+)", 0},
+        {R"(ROCM used to build PyTorch:\s*\d)", 0},
+        {R"(^[\s>]*(\[(pip3?|conda)\]\s+)?torch(==|\s+)\d+\.\d+)", 0},
+        {R"((?i)\bROCm version\b)", 3},
+        {R"(\brocm-(core|dev|libs)\b[^\n]{0,40}?\d+\.\d+\.\d+)", 0},
+        {R"([/-]rocm-\d+\.\d+\.\d+/)", 0},
+        {R"(\bLinux \S+ \d+\.\d+\.\d+\S* #\d)", 0},
+        {R"(Python platform: Linux-\d+\.\d+)", 0},
+        {R"(\bLinux version \d+\.\d+\.\d+\S* \()", 0},
+        {R"(\b(HSA|HIP|ROCR|ROCM|MIOPEN|ROCBLAS|PYTORCH|AMD|GPU|CUDA)_[A-Z0-9_]+)", 0},
+        {R"(MARKET_NAME:\s*\S)", 0},
+        {R"(TARGET_GRAPHICS_VERSION:\s*gfx[0-9a-f]+)", 0},
+        {R"(GPU\[\d+\]\s*:\s*Card (Series|SKU|Model):)", 0},
+        {R"(GPU\[\d+\]\s*:\s*GFX Version:\s*gfx[0-9a-f]+)", 0},
+        {R"(gcnArchName='gfx[0-9a-f]+)", 0},
+        {R"(\b(gpu_type|compute)=gfx[0-9a-f]+)", 0},
+        {R"((?i)^[\s>#*-]*(GPU|GPU model|Graphics card)\s*(:|$)|(?i)\b(device|device name|device detected|using device)\s*:\s*(AMD )?Radeon)",
+         3},
+        {R"(\(RADV GFX[0-9A-F]{3,4}(_R\d+)?\))", 0},
+        {R"((?i)(\bkernel( version| release)?\s*[:=]\s*v?\d+\.\d+\.\d+|\(Linux \d+\.\d+\.\d+))", 0},
     };
     return k_probes;
 }
@@ -113,8 +114,8 @@ std::string printable(std::string_view text) {
 // ("<version>", "$VAR", "`...`") are not values.
 bool plausible_value(std::string_view v) {
     return !v.empty() && std::all_of(v.begin(), v.end(), [](char c) {
-        return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '.' ||
-               c == ',' || c == ':' || c == '/' || c == '_' || c == '-' || c == '+' || c == '=';
+        return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '.' || c == ',' ||
+               c == ':' || c == '/' || c == '_' || c == '-' || c == '+' || c == '=';
     });
 }
 
@@ -180,7 +181,8 @@ void parse_env_line(std::string_view line, std::map<std::string, std::string>& e
 std::span<const LineProbe> report_probes() { return probes(); }
 
 bool ReportFacts::describes_machine() const {
-    return std::any_of(gpus.begin(), gpus.end(), [](const ReportGpu& g) { return !g.shown_target.empty() || !g.gfx_target.empty(); }) ||
+    return std::any_of(gpus.begin(), gpus.end(),
+                       [](const ReportGpu& g) { return !g.shown_target.empty() || !g.gfx_target.empty(); }) ||
            rocm_version || torch_version || torch_hip_version;
 }
 
@@ -306,8 +308,7 @@ void ReportReader::add(const std::string& input, const ProbeHit& hit) {
             if (!m_gpus.empty() && m_gpus.back().rank == k_amdsmi && m_gpus.back().input == input &&
                 m_gpus.back().shown_target.empty())
                 m_gpus.back().shown_target = *gfx;
-            else
-                gpu_line(input, k_amdsmi, "amd-smi", *gfx, "", true);
+            else gpu_line(input, k_amdsmi, "amd-smi", *gfx, "", true);
         }
         break;
     case Probe::rocmsmi_series:
@@ -358,13 +359,14 @@ void ReportReader::add(const std::string& input, const ProbeHit& hit) {
         break;
     }
     case Probe::kernel_field: {
-        static const std::regex re(R"((?:[Kk]ernel(?: version| release)?\s*[:=]\s*v?|\(Linux )(\d+\.\d+\.\d+[A-Za-z0-9_.+~-]*))");
+        static const std::regex re(
+            R"((?:[Kk]ernel(?: version| release)?\s*[:=]\s*v?|\(Linux )(\d+\.\d+\.\d+[A-Za-z0-9_.+~-]*))");
         if (auto v = first_match(line, re)) version("kernel", 4, *v);
         break;
     }
     case Probe::gpu_field: {
-        std::string name(trim(std::string_view(line).substr(line.find(':') == std::string::npos ? line.size()
-                                                                                             : line.find(':') + 1)));
+        std::string name(trim(
+            std::string_view(line).substr(line.find(':') == std::string::npos ? line.size() : line.find(':') + 1)));
         for (std::size_t k = 1; name.empty() && k < hit.lines.size(); ++k) name = std::string(after(k));
         // Only a name the product table knows says which chip it is.
         if (gfx_for_marketing_name(name)) gpu_line(input, k_template, "issue template", "", name, false);
@@ -388,7 +390,8 @@ ReportFacts ReportReader::facts() const {
     if (!f.torch_hip_version && f.torch_version) {
         const auto plus = f.torch_version->find("+rocm");
         if (plus != std::string::npos)
-            if (auto hv = leading_version(std::string_view(*f.torch_version).substr(plus + 5))) f.torch_hip_version = hv;
+            if (auto hv = leading_version(std::string_view(*f.torch_version).substr(plus + 5)))
+                f.torch_hip_version = hv;
     }
     f.kernel_release = v("kernel");
 
@@ -467,7 +470,7 @@ nlohmann::json report_facts_document(const ReportFacts& report) {
                 o.variable = "(implied: the report shows " + rg.shown_target + " for this GPU)";
                 o.target = rg.shown_target;
                 o.relation = same_isa_family(rg.shown_target, rg.gfx_target) ? OverrideRelation::same_family
-                                                                              : OverrideRelation::cross_family;
+                                                                             : OverrideRelation::cross_family;
                 g.gfx_override = std::move(o);
                 g.effective_gfx_target = Fact<std::string>::known(rg.shown_target, source);
             }

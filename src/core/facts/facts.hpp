@@ -19,15 +19,15 @@ enum class OverrideRelation { identical, same_family, cross_family, unknown };
 
 // HSA_OVERRIDE_GFX_VERSION (or its per-node form) as it applies to one GPU.
 struct GfxOverride {
-    std::string variable;                 // which variable supplied it
-    std::string value;                    // as written
-    std::optional<std::string> target;    // gfx name; nullopt when malformed
+    std::string variable;               // which variable supplied it
+    std::string value;                  // as written
+    std::optional<std::string> target;  // gfx name; nullopt when malformed
     OverrideRelation relation = OverrideRelation::unknown;
 };
 
 struct Gpu {
-    std::optional<unsigned> node;         // KFD topology node; nullopt: DRM device without a KFD node
-    bool visible = true;                  // false: KFD node present but unreadable (container cgroup)
+    std::optional<unsigned> node;  // KFD topology node; nullopt: DRM device without a KFD node
+    bool visible = true;           // false: KFD node present but unreadable (container cgroup)
     Fact<std::uint64_t> gpu_id;
     Fact<std::uint64_t> gfx_target_version;
     Fact<std::string> gfx_target;
@@ -36,11 +36,11 @@ struct Gpu {
     Fact<std::string> family;
     Fact<std::string> generic_target;
     Fact<bool> officially_supported;
-    Fact<std::string> asic_name;           // KFD `name`: informational only (docs/domain.md)
-    Fact<std::string> pci_id;              // "1002:731f"
-    Fact<std::string> revision;            // "0xca"
-    Fact<std::string> subsystem_id;        // "1da2:e411"
-    Fact<std::string> pci_address;         // "0000:03:00.0"
+    Fact<std::string> asic_name;     // KFD `name`: informational only (docs/domain.md)
+    Fact<std::string> pci_id;        // "1002:731f"
+    Fact<std::string> revision;      // "0xca"
+    Fact<std::string> subsystem_id;  // "1da2:e411"
+    Fact<std::string> pci_address;   // "0000:03:00.0"
     Fact<std::string> marketing_name;
     Fact<std::uint64_t> vram_bytes;
     Fact<std::uint64_t> gtt_bytes;
@@ -48,7 +48,7 @@ struct Gpu {
     Fact<std::uint64_t> compute_units;
     Fact<std::uint64_t> mec_firmware;
     Fact<std::uint64_t> max_engine_clock_mhz;
-    Fact<bool> pcie_atomics;               // no io_link to the CPU says "no 64-bit atomics"
+    Fact<bool> pcie_atomics;  // no io_link to the CPU says "no 64-bit atomics"
     Fact<std::uint64_t> drm_render_minor;
 };
 
@@ -59,13 +59,13 @@ struct OsRelease {
 };
 
 struct Driver {
-    Fact<std::string> initstate;           // "live" when loaded as a module
+    Fact<std::string> initstate;  // "live" when loaded as a module
     // amdgpu built into the kernel: /sys/module/amdgpu exists (it has parameters) but there
     // is no initstate, which only loadable modules have (kernel.org
     // Documentation/ABI/stable/sysfs-module).
     bool builtin = false;
-    bool loaded = false;                   // initstate "live", or built in
-    Fact<std::string> dkms_version;        // only with AMD's DKMS driver
+    bool loaded = false;             // initstate "live", or built in
+    Fact<std::string> dkms_version;  // only with AMD's DKMS driver
     std::map<std::string, Fact<std::string>> params;
     Fact<std::string> kernel_release;
     OsRelease os;
@@ -74,7 +74,7 @@ struct Driver {
 struct User {
     Fact<std::uint64_t> uid;
     Fact<std::uint64_t> gid;
-    std::vector<std::uint64_t> groups;     // supplementary group ids
+    std::vector<std::uint64_t> groups;  // supplementary group ids
     Fact<std::string> name;
 };
 
@@ -82,10 +82,10 @@ struct User {
 struct DeviceAccess {
     std::string path;
     bool present = false;
-    Fact<std::string> group;               // owning group name
+    Fact<std::string> group;  // owning group name
     Fact<std::uint32_t> mode;
-    Fact<bool> accessible;                 // read+write for this user
-    Fact<bool> user_in_group;              // this process has the owning group (/proc/self/status)
+    Fact<bool> accessible;     // read+write for this user
+    Fact<bool> user_in_group;  // this process has the owning group (/proc/self/status)
     // /etc/group lists the user in the owning group (or it is the user's primary group there):
     // true while user_in_group is false means the user joined after this login began, and a
     // new login gives access (docs/patches.md, "From finding to fixed").
@@ -95,14 +95,14 @@ struct DeviceAccess {
 struct RocmInstall {
     std::string path;
     Fact<std::string> version;
-    std::string version_source;            // which file gave the version
-    std::string kind;                      // "opt" (AMD packages) or "debian"
-    std::string selected_by;               // "ROCM_PATH", "LD_LIBRARY_PATH", "default" or ""
+    std::string version_source;  // which file gave the version
+    std::string kind;            // "opt" (AMD packages) or "debian"
+    std::string selected_by;     // "ROCM_PATH", "LD_LIBRARY_PATH", "default" or ""
 };
 
 struct TorchInstall {
-    std::string path;                      // the torch package directory
-    std::string origin;                    // debian, system, user, venv, conda
+    std::string path;    // the torch package directory
+    std::string origin;  // debian, system, user, venv, conda
     Fact<std::string> version;
     Fact<std::string> hip_version;
     Fact<std::string> cuda_version;
@@ -115,7 +115,7 @@ struct ReadProblem {
 };
 
 struct Facts {
-    std::string root;                      // the --root in use ("/" on a live system)
+    std::string root;  // the --root in use ("/" on a live system)
     std::vector<Gpu> gpus;
     Driver driver;
     User user;

@@ -112,7 +112,8 @@ std::string describe_leaf(const Leaf& leaf) {
     case LeafOp::count: return fmt::format("the number of values of {} is {}", path, count_words(leaf));
     case LeafOp::distinct: return fmt::format("the number of distinct values of {} is {}", path, count_words(leaf));
     case LeafOp::bits_set:
-        return fmt::format("{} has the bits of 0x{:x} set", path, leaf.value.is_number() ? leaf.value.get<long long>() : 0);
+        return fmt::format("{} has the bits of 0x{:x} set", path,
+                           leaf.value.is_number() ? leaf.value.get<long long>() : 0);
     case LeafOp::major_minor_differs:
         return fmt::format("the major.minor version of {} differs from that of {}", path, named(scalar(leaf.value)));
     }

@@ -59,9 +59,10 @@ struct Entry {
 
 // The fixed category list; scripts and reports group by it.
 inline constexpr const char* k_categories[] = {
-    "gpu-memory-fault", "gpu-hang",        "hsa-runtime-error", "missing-code-object", "rocblas-missing-arch",
-    "miopen-failure",   "kernel-driver-fault", "device-access", "fork-after-init",     "out-of-memory",
-    "install-mismatch", "unsupported-gpu", "config-risk",
+    "gpu-memory-fault",     "gpu-hang",       "hsa-runtime-error",   "missing-code-object",
+    "rocblas-missing-arch", "miopen-failure", "kernel-driver-fault", "device-access",
+    "fork-after-init",      "out-of-memory",  "install-mismatch",    "unsupported-gpu",
+    "config-risk",
 };
 
 // A family entry (confidence `generic`) ranks after every specific entry.
@@ -97,9 +98,9 @@ enum class FindingStatus { open, fixed_by_profile, fixed, pending };
 std::string_view finding_status_name(FindingStatus s);
 
 struct Finding {
-    const Entry* entry = nullptr;           // owned by the KnowledgeBase
-    std::optional<std::size_t> gpu_index;   // gpu scope: index into facts.gpus
-    std::optional<unsigned> gpu_node;       // gpu scope: its KFD node, when it has one
+    const Entry* entry = nullptr;          // owned by the KnowledgeBase
+    std::optional<std::size_t> gpu_index;  // gpu scope: index into facts.gpus
+    std::optional<unsigned> gpu_node;      // gpu scope: its KFD node, when it has one
     std::vector<Evidence> evidence;
     FindingStatus status = FindingStatus::open;
     std::string fixed_by;       // transaction id, when a journal names the fix

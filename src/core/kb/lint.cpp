@@ -14,16 +14,20 @@ namespace {
 // and GitHub organisations whose repositories and trackers the vendor runs. Kept to the
 // projects rmcp's advice depends on (docs/kb-format.md, "Confidence").
 constexpr std::array<std::string_view, 14> k_vendor_hosts{
-    "rocm.docs.amd.com", "amd.com",        "www.amd.com",      "instinct.docs.amd.com", "pytorch.org",
-    "docs.pytorch.org",  "docs.kernel.org", "www.kernel.org",  "kernel.org",            "git.kernel.org",
-    "lore.kernel.org",   "llvm.org",        "docs.python.org", "gitlab.freedesktop.org",
+    "rocm.docs.amd.com", "amd.com",
+    "www.amd.com",       "instinct.docs.amd.com",
+    "pytorch.org",       "docs.pytorch.org",
+    "docs.kernel.org",   "www.kernel.org",
+    "kernel.org",        "git.kernel.org",
+    "lore.kernel.org",   "llvm.org",
+    "docs.python.org",   "gitlab.freedesktop.org",
 };
 constexpr std::array<std::string_view, 8> k_vendor_github_orgs{
     "rocm", "rocmsoftwareplatform", "radeonopencompute", "pytorch", "torvalds", "llvm", "python", "amd",
 };
 // Hosts that are discussion threads as a whole.
 constexpr std::array<std::string_view, 8> k_thread_hosts{
-    "discuss.pytorch.org", "community.amd.com", "www.reddit.com", "reddit.com",
+    "discuss.pytorch.org", "community.amd.com", "www.reddit.com",    "reddit.com",
     "stackoverflow.com",   "askubuntu.com",     "bbs.archlinux.org", "forum.level1techs.com",
 };
 
@@ -102,8 +106,7 @@ std::vector<LintProblem> lint(const KnowledgeBase& kb, const std::set<std::strin
                                          "post) where the reporter verified the cause or the fix");
             break;
         case Confidence::reported:
-            if (!thread && !vendor)
-                add("confidence-source", "reported needs a thread or vendor page that reports it");
+            if (!thread && !vendor) add("confidence-source", "reported needs a thread or vendor page that reports it");
             break;
         case Confidence::hypothesis:
         case Confidence::generic: break;  // any reference: the documentation the reasoning rests on
@@ -125,8 +128,8 @@ std::vector<LintProblem> lint(const KnowledgeBase& kb, const std::set<std::strin
                 for (const auto& ev : found.front().evidence)
                     why += fmt::format("{}{} = {} ({})", why.empty() ? "" : "; ", ev.fact,
                                        ev.value.is_null() ? "absent" : ev.value.dump(), ev.test);
-                add("healthy-fires", fmt::format("fires ({}) on the healthy machine {}: {}", severity_name(e.severity),
-                                                 m.name, why));
+                add("healthy-fires",
+                    fmt::format("fires ({}) on the healthy machine {}: {}", severity_name(e.severity), m.name, why));
             }
         }
     }

@@ -85,7 +85,9 @@ std::optional<std::string> check_fact_path(std::string_view path, Scope scope) {
     return std::nullopt;
 }
 
-bool is_scalar(const toml::node& n) { return n.is_string() || n.is_integer() || n.is_floating_point() || n.is_boolean(); }
+bool is_scalar(const toml::node& n) {
+    return n.is_string() || n.is_integer() || n.is_floating_point() || n.is_boolean();
+}
 
 nlohmann::json to_json(const toml::node& n) {
     if (auto s = n.as_string()) return s->get();
@@ -116,12 +118,14 @@ std::optional<Problem> parse_leaf(const toml::table& t, Scope scope, Predicate& 
     for (const auto& [k, v] : t) {
         if (k.str() == "fact") continue;
         if (!parse_leaf_op(k.str()))
-            return Problem{line_of(k), fmt::format("unknown key \"{}\" in a fact test (operators: equals, not_equals, in, "
-                                                   "not_in, matches, version, exists, gt, ge, lt, le, count, distinct, "
-                                                   "bits_set, major_minor_differs)",
-                                                   k.str())};
-        if (op_key) return Problem{line_of(k), fmt::format("a fact test has one operator; found \"{}\" and \"{}\"",
-                                                           op_key->str(), k.str())};
+            return Problem{line_of(k),
+                           fmt::format("unknown key \"{}\" in a fact test (operators: equals, not_equals, in, "
+                                       "not_in, matches, version, exists, gt, ge, lt, le, count, distinct, "
+                                       "bits_set, major_minor_differs)",
+                                       k.str())};
+        if (op_key)
+            return Problem{line_of(k), fmt::format("a fact test has one operator; found \"{}\" and \"{}\"",
+                                                   op_key->str(), k.str())};
         op_key = &k;
         operand = &v;
     }
@@ -207,8 +211,7 @@ std::optional<Problem> parse_predicate(const toml::node& node, Scope scope, Pred
     if (has_fact || combinators > 1)
         return Problem{line_of(node), "a predicate is exactly one of: all = [...], any = [...], not = {...}, "
                                       "or a fact test {fact = \"...\", <operator> = ...}"};
-    if (combinators == 0)
-        return Problem{line_of(node), "empty predicate: expected all, any, not or fact"};
+    if (combinators == 0) return Problem{line_of(node), "empty predicate: expected all, any, not or fact"};
     if (auto bad = check_keys(*t, {"all", "any", "not"}, "a predicate")) return bad;
     if (const auto* n = t->get("not")) {
         out.kind = Predicate::Kind::negation;
@@ -220,7 +223,8 @@ std::optional<Problem> parse_predicate(const toml::node& node, Scope scope, Pred
     out.kind = is_all ? Predicate::Kind::all : Predicate::Kind::any;
     const auto* arr = list->as_array();
     if (!arr) return wrong_type(is_all ? "all" : "any", "an array of predicates", *list);
-    if (arr->empty()) return Problem{line_of(*list), fmt::format("\"{}\" needs at least one predicate", is_all ? "all" : "any")};
+    if (arr->empty())
+        return Problem{line_of(*list), fmt::format("\"{}\" needs at least one predicate", is_all ? "all" : "any")};
     for (const auto& e : *arr) {
         out.children.emplace_back();
         if (auto bad = parse_predicate(e, scope, out.children.back(), depth + 1)) return bad;
@@ -247,8 +251,9 @@ std::optional<std::string> check_hyperscan(const std::string& pattern) {
 }
 
 bool valid_patch_id(std::string_view id) {
-    return !id.empty() && id.front() >= 'a' && id.front() <= 'z' &&
-           std::all_of(id.begin(), id.end(), [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-'; });
+    return !id.empty() && id.front() >= 'a' && id.front() <= 'z' && std::all_of(id.begin(), id.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
+    });
 }
 
 template <class Enum>
@@ -273,12 +278,15 @@ std::optional<Problem> parse_header(const toml::table& root, const std::string& 
     if (!problems.empty()) return problems.front();
 
     if (e.id != stem)
-        return Problem{line_of(*root.get("id")), fmt::format("id \"{}\" must equal the file name stem \"{}\"", e.id, stem)};
+        return Problem{line_of(*root.get("id")),
+                       fmt::format("id \"{}\" must equal the file name stem \"{}\"", e.id, stem)};
     if (!is_category(e.category))
         return Problem{line_of(*root.get("category")),
                        fmt::format("unknown category \"{}\" (see docs/kb-format.md for the fixed list)", e.category)};
     if (auto s = parse_severity(severity)) e.severity = *s;
-    else return Problem{line_of(*root.get("severity")), fmt::format("severity \"{}\" is not info, warning or critical", severity)};
+    else
+        return Problem{line_of(*root.get("severity")),
+                       fmt::format("severity \"{}\" is not info, warning or critical", severity)};
     if (auto c = parse_enum<Confidence>(confidence, {{"vendor-confirmed", Confidence::vendor_confirmed},
                                                      {"user-confirmed", Confidence::user_confirmed},
                                                      {"reported", Confidence::reported},
@@ -286,9 +294,10 @@ std::optional<Problem> parse_header(const toml::table& root, const std::string& 
                                                      {"generic", Confidence::generic}}))
         e.confidence = *c;
     else
-        return Problem{line_of(*root.get("confidence")),
-                       fmt::format("confidence \"{}\" is not vendor-confirmed, user-confirmed, reported, hypothesis or generic",
-                                   confidence)};
+        return Problem{
+            line_of(*root.get("confidence")),
+            fmt::format("confidence \"{}\" is not vendor-confirmed, user-confirmed, reported, hypothesis or generic",
+                        confidence)};
     if (scope.empty() || scope == "system") e.scope = Scope::system;
     else if (scope == "gpu") e.scope = Scope::gpu;
     else return Problem{line_of(*root.get("scope")), fmt::format("scope \"{}\" is not system or gpu", scope)};
@@ -325,7 +334,8 @@ std::optional<Problem> parse_signatures(const toml::node& sigs, Entry& e) {
         if (!problems.empty()) return problems.front();
         const auto pattern_line = line_of(*t->get("pattern"));
         if (auto bad = check_hyperscan(sig.pattern))
-            return Problem{pattern_line, fmt::format("pattern \"{}\" is not in Hyperscan's PCRE subset: {}", sig.pattern, *bad)};
+            return Problem{pattern_line,
+                           fmt::format("pattern \"{}\" is not in Hyperscan's PCRE subset: {}", sig.pattern, *bad)};
         if (const auto* ctx = t->get("context")) {
             const auto* carr = ctx->as_array();
             if (!carr) return wrong_type("context", "an array of strings", *ctx);

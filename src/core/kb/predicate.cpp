@@ -13,19 +13,27 @@ namespace {
 using nlohmann::json;
 
 constexpr std::array<std::pair<std::string_view, LeafOp>, 15> k_ops{{
-    {"equals", LeafOp::equals},   {"not_equals", LeafOp::not_equals},
-    {"in", LeafOp::in},           {"not_in", LeafOp::not_in},
-    {"matches", LeafOp::matches}, {"version", LeafOp::version},
-    {"exists", LeafOp::exists},   {"gt", LeafOp::gt},
-    {"ge", LeafOp::ge},           {"lt", LeafOp::lt},
-    {"le", LeafOp::le},           {"count", LeafOp::count},
-    {"distinct", LeafOp::distinct}, {"bits_set", LeafOp::bits_set},
+    {"equals", LeafOp::equals},
+    {"not_equals", LeafOp::not_equals},
+    {"in", LeafOp::in},
+    {"not_in", LeafOp::not_in},
+    {"matches", LeafOp::matches},
+    {"version", LeafOp::version},
+    {"exists", LeafOp::exists},
+    {"gt", LeafOp::gt},
+    {"ge", LeafOp::ge},
+    {"lt", LeafOp::lt},
+    {"le", LeafOp::le},
+    {"count", LeafOp::count},
+    {"distinct", LeafOp::distinct},
+    {"bits_set", LeafOp::bits_set},
     {"major_minor_differs", LeafOp::major_minor_differs},
 }};
 
 // Facts top-level keys (facts_json.cpp) plus those later producers add (scan: libraries).
-constexpr std::array<std::string_view, 11> k_fact_roots{
-    "gpus", "driver", "user", "kfd", "render_nodes", "rocm", "torch", "env", "unreadable", "libraries", "gpu"};
+constexpr std::array<std::string_view, 11> k_fact_roots{"gpus",         "driver",    "user",  "kfd",
+                                                        "render_nodes", "rocm",      "torch", "env",
+                                                        "unreadable",   "libraries", "gpu"};
 
 struct Value {
     std::string path;  // concrete: gpus[1].gfx_target
@@ -122,7 +130,8 @@ std::optional<unsigned long long> as_unsigned(const json& j) {
 // Equality across the types facts and TOML use: numbers compare numerically, and a
 // numeric string (a module parameter) equals the number it spells.
 bool scalar_equals(const json& fact, const json& want) {
-    if (fact.is_string() && want.is_string()) return fact.get_ref<const std::string&>() == want.get_ref<const std::string&>();
+    if (fact.is_string() && want.is_string())
+        return fact.get_ref<const std::string&>() == want.get_ref<const std::string&>();
     if (fact.is_boolean() && want.is_boolean()) return fact.get<bool>() == want.get<bool>();
     if (want.is_number() && (fact.is_number() || fact.is_string())) {
         const auto a = as_number(fact);
@@ -134,9 +143,7 @@ bool scalar_equals(const json& fact, const json& want) {
 
 std::string value_text(const json& j) { return j.is_string() ? j.get<std::string>() : j.dump(); }
 
-std::string test_text(const Leaf& leaf) {
-    return fmt::format("{} {}", leaf_op_name(leaf.op), value_text(leaf.value));
-}
+std::string test_text(const Leaf& leaf) { return fmt::format("{} {}", leaf_op_name(leaf.op), value_text(leaf.value)); }
 
 bool test_one(const Leaf& leaf, const json& v, const json& facts, std::optional<std::size_t> gpu_index) {
     switch (leaf.op) {
@@ -193,8 +200,9 @@ bool test_one(const Leaf& leaf, const json& v, const json& facts, std::optional<
 
 EvalResult evaluate_leaf(const Leaf& leaf, const json& facts, std::optional<std::size_t> gpu_index) {
     const auto values = resolve(facts, leaf.path, gpu_index);
-    const std::string shown_path =
-        leaf.path.starts_with("gpu.") && gpu_index ? fmt::format("gpus[{}]{}", *gpu_index, leaf.path.substr(3)) : leaf.path;
+    const std::string shown_path = leaf.path.starts_with("gpu.") && gpu_index
+                                       ? fmt::format("gpus[{}]{}", *gpu_index, leaf.path.substr(3))
+                                       : leaf.path;
     EvalResult r;
     if (leaf.op == LeafOp::exists) {
         r.holds = values.empty() != leaf.value.get<bool>();

@@ -16,8 +16,21 @@
 namespace rmcp::kb {
 
 enum class LeafOp {
-    equals, not_equals, in, not_in, matches, version, exists,
-    gt, ge, lt, le, count, distinct, bits_set, major_minor_differs,
+    equals,
+    not_equals,
+    in,
+    not_in,
+    matches,
+    version,
+    exists,
+    gt,
+    ge,
+    lt,
+    le,
+    count,
+    distinct,
+    bits_set,
+    major_minor_differs,
 };
 
 // The leaf operators, by their TOML key.
@@ -33,9 +46,9 @@ struct CountTest {
 std::optional<CountTest> parse_count_test(std::string_view text);
 
 struct Leaf {
-    std::string path;            // "gpu.override.relation", "driver.params.cwsr_enable"
+    std::string path;  // "gpu.override.relation", "driver.params.cwsr_enable"
     LeafOp op = LeafOp::exists;
-    nlohmann::json value;        // the operand as written
+    nlohmann::json value;  // the operand as written
     std::optional<std::regex> regex;
     std::optional<VersionRange> range;
     std::optional<CountTest> count;

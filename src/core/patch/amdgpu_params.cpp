@@ -26,7 +26,12 @@ struct ParamRule {
 const ParamRule k_params[] = {
     {"noretry", ParamType::integer_set, 0, 0, {-1, 0, 1}, "-1 auto, 0 retry on page faults, 1 no retry"},
     {"vm_fragment_size", ParamType::integer_range, 4, 31, {-1}, "-1 auto, else 4..31 (bits)"},
-    {"vm_update_mode", ParamType::integer_set, 0, 0, {-1, 0, 1, 2, 3}, "-1 auto, 0 SDMA, 1 CPU gfx, 2 CPU compute, 3 both"},
+    {"vm_update_mode",
+     ParamType::integer_set,
+     0,
+     0,
+     {-1, 0, 1, 2, 3},
+     "-1 auto, 0 SDMA, 1 CPU gfx, 2 CPU compute, 3 both"},
     {"vm_fault_stop", ParamType::integer_set, 0, 0, {0, 1, 2}, "0 never, 1 first fault, 2 always"},
     {"mtype_local", ParamType::integer_set, 0, 0, {0, 1, 2}, "0 RW, 1 NC, 2 CC"},
     {"gpu_recovery", ParamType::integer_set, 0, 0, {-1, 0, 1}, "-1 auto, 0 off, 1 on"},
@@ -58,7 +63,8 @@ std::vector<std::string_view> known_amdgpu_parameters() {
 std::optional<std::string> check_amdgpu_parameter(std::string_view name, std::string_view value) {
     const ParamRule* rule = find_param(name);
     if (!rule) {
-        return fmt::format("unknown amdgpu module parameter '{}' (known: {})", name, join(known_amdgpu_parameters(), ", "));
+        return fmt::format("unknown amdgpu module parameter '{}' (known: {})", name,
+                           join(known_amdgpu_parameters(), ", "));
     }
     const auto bad = [&] { return fmt::format("invalid value '{}' for amdgpu.{}: {}", value, name, rule->meaning); };
     switch (rule->type) {
@@ -73,10 +79,8 @@ std::optional<std::string> check_amdgpu_parameter(std::string_view name, std::st
     }
     case ParamType::mask: {
         std::optional<std::uint64_t> v;
-        if (value.size() > 2 && (value.substr(0, 2) == "0x" || value.substr(0, 2) == "0X"))
-            v = parse_hex(value);
-        else
-            v = parse_u64(value);
+        if (value.size() > 2 && (value.substr(0, 2) == "0x" || value.substr(0, 2) == "0X")) v = parse_hex(value);
+        else v = parse_u64(value);
         if (!v || *v > 0xffffffffULL) return bad();
         return std::nullopt;
     }
@@ -85,7 +89,8 @@ std::optional<std::string> check_amdgpu_parameter(std::string_view name, std::st
         std::size_t start = 0;
         while (true) {
             const auto comma = value.find(',', start);
-            const auto part = value.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+            const auto part =
+                value.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
             if (!is_int(part) || part.size() > 10 || std::stoll(std::string(part)) < -1) return bad();
             ++parts;
             if (comma == std::string_view::npos) break;

@@ -110,8 +110,8 @@ std::vector<RestoreFailure> restore_targets(const Root& root, const Transaction&
             }
             auto backup = read_at(txn_dir->get(), jt.backup, root.host_path(t.journal_dir + "/" + jt.backup));
             if (!backup || !*backup) {
-                failures.push_back({jt.path, "backup unreadable: " + (backup ? std::string("it is missing")
-                                                                               : backup.error().message())});
+                failures.push_back({jt.path, "backup unreadable: " +
+                                                 (backup ? std::string("it is missing") : backup.error().message())});
                 continue;
             }
             const bool same = *current && (*current)->content == (*backup)->content && (*current)->mode == jt.mode;
@@ -149,8 +149,7 @@ std::vector<RestoreFailure> restore_targets(const Root& root, const Transaction&
             failures.push_back({*it, fmt::format("directory rmcp created is not empty ({}); remove it by hand if it "
                                                  "should go",
                                                  std::strerror(errno))});
-        else
-            ::fsync(parent->get());  // best effort
+        else ::fsync(parent->get());  // best effort
     }
     return failures;
 }
@@ -231,7 +230,8 @@ Result<std::vector<std::string>> record_prior_state(const Root& root, const std:
                                                     Transaction& t) {
     std::vector<std::string> backups;
     for (const auto& w : writes) {
-        if (std::any_of(t.targets.begin(), t.targets.end(), [&](const JournalTarget& jt) { return jt.path == w.target; }))
+        if (std::any_of(t.targets.begin(), t.targets.end(),
+                        [&](const JournalTarget& jt) { return jt.path == w.target; }))
             continue;
         JournalTarget jt;
         jt.path = w.target;
@@ -281,7 +281,8 @@ Status write_journal_first(const Root& root, Transaction& t, const std::vector<s
             return s.error();
     }
     if (auto s = write_journal(root, t); !s) return s.error();
-    if (auto parent = root.open_dir(base + "/transactions")) ::fsync(parent->get());  // the journal file itself is synced
+    if (auto parent = root.open_dir(base + "/transactions"))
+        ::fsync(parent->get());  // the journal file itself is synced
     return ok_status();
 }
 
@@ -317,8 +318,8 @@ Status write_targets(const Root& root, const Transaction& t, const std::vector<W
     for (const auto& w : writes) {
         ++k;
         if (options.fail_step && *options.fail_step == k)
-            return Error{"writing", w.target, "injected failure (RMCP_TEST_FAIL_STEP, test-only)", ExitCode::environment,
-                         EIO};
+            return Error{"writing", w.target, "injected failure (RMCP_TEST_FAIL_STEP, test-only)",
+                         ExitCode::environment, EIO};
         auto dir = target_dir(root, w.target);
         if (!dir) return dir.error();
         if (auto s = write_file_atomic_at(dir->get(), std::string(basename(w.target)), w.step->new_content,
@@ -379,7 +380,8 @@ Result<std::optional<Transaction>> rollback(const Root& root, const std::optiona
     if (id) {
         for (const auto& t : *all)
             if (t.id == *id) chosen = &t;
-        if (!chosen) return Error{"rolling back", *id, "no such transaction (see `rmcp patch status`)", ExitCode::usage};
+        if (!chosen)
+            return Error{"rolling back", *id, "no such transaction (see `rmcp patch status`)", ExitCode::usage};
         if (!chosen->corrupt.empty())
             return Error{"reading journal", root.host_path(chosen->journal_dir + "/journal.json"),
                          chosen->corrupt + "; nothing in it is trusted, so nothing was restored (the backups, if any, "
@@ -418,7 +420,8 @@ Result<std::optional<Transaction>> rollback(const Root& root, const std::optiona
         auto canon = resolve_target(root, jt.path, options.env);
         if (!canon) return canon.error();
         if (*canon != jt.path)
-            return Error{"rolling back", jt.path, fmt::format("it now resolves to {}; refusing", *canon), ExitCode::usage};
+            return Error{"rolling back", jt.path, fmt::format("it now resolves to {}; refusing", *canon),
+                         ExitCode::usage};
         if (auto p = check_privilege(jt.path, options, "restoring"); !p) return p.error();
     }
     auto user_lock = JournalLock::acquire(root, user_state_dir(options.env));

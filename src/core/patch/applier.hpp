@@ -34,10 +34,10 @@ struct ApplyOptions {
 };
 
 struct JournalTarget {
-    std::string path;         // canonical logical path
+    std::string path;  // canonical logical path
     bool existed = false;
     std::uint32_t mode = 0;
-    std::string backup;       // file name inside the transaction dir (when existed)
+    std::string backup;  // file name inside the transaction dir (when existed)
 };
 
 enum class TxnState { applying, applied, rolled_back };
@@ -45,24 +45,24 @@ enum class TxnState { applying, applied, rolled_back };
 struct Transaction {
     std::string id;
     TxnState state = TxnState::applying;
-    bool failed = false;                    // apply failed and was rolled back automatically
-    bool in_progress = false;               // applying, and its lock is held right now
+    bool failed = false;       // apply failed and was rolled back automatically
+    bool in_progress = false;  // applying, and its lock is held right now
     std::vector<std::string> patches;
     std::vector<JournalTarget> targets;
     std::vector<std::string> created_dirs;  // logical, shallowest first
     std::string journal_dir;                // logical path of the transaction dir
     bool system = false;
-    std::string created;                    // UTC time, ISO 8601
-    std::string corrupt;                    // why the journal cannot be trusted; empty when valid
+    std::string created;  // UTC time, ISO 8601
+    std::string corrupt;  // why the journal cannot be trusted; empty when valid
     [[nodiscard]] bool interrupted() const { return corrupt.empty() && state == TxnState::applying && !in_progress; }
 };
 
 std::string_view txn_state_name(TxnState s);
 
 struct ApplyOutcome {
-    std::string txn_id;                 // empty when nothing had to be done
-    std::vector<std::string> written;   // targets written
-    std::vector<std::string> skipped;   // steps already in effect (targets)
+    std::string txn_id;                // empty when nothing had to be done
+    std::vector<std::string> written;  // targets written
+    std::vector<std::string> skipped;  // steps already in effect (targets)
 };
 
 // Canonicalises `path` inside the root and checks it against the allowlist; returns the

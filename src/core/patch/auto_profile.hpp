@@ -32,14 +32,14 @@ Result<AutoChoice> choose_auto_profile(const ProfileSet& profiles, const std::fi
 
 struct AutoDecision {
     AutoChoice choice;
-    ProfileEnv env;                     // the chosen rung resolved here, plus the findings' changes
-    std::vector<std::string> patches;   // env patches the findings contributed, in order
-    std::vector<std::string> notes;     // what a user may want to know (stderr notes)
-    std::vector<std::string> verbose;   // what only -v shows
+    ProfileEnv env;                    // the chosen rung resolved here, plus the findings' changes
+    std::vector<std::string> patches;  // env patches the findings contributed, in order
+    std::vector<std::string> notes;    // what a user may want to know (stderr notes)
+    std::vector<std::string> verbose;  // what only -v shows
 };
 
 struct AutoSources {
-    std::filesystem::path rules_file;   // profiles/rules/auto.toml
+    std::filesystem::path rules_file;  // profiles/rules/auto.toml
     std::filesystem::path patch_dir;
     std::filesystem::path kb_dir;
 };

@@ -84,7 +84,10 @@ std::string unified_diff(std::string_view from, std::string_view to, std::string
         const bool from_side = e.tag == Tag::del;
         const auto& src = from_side ? a : b;
         const std::size_t idx = from_side ? e.a : e.b;
-        std::string s = std::string(e.tag == Tag::same ? " " : from_side ? "-" : "+") + std::string(src.lines[idx]) + "\n";
+        std::string s = std::string(e.tag == Tag::same ? " "
+                                    : from_side        ? "-"
+                                                       : "+") +
+                        std::string(src.lines[idx]) + "\n";
         if (idx + 1 == src.lines.size() && src.missing_final_newline) s += "\\ No newline at end of file\n";
         return s;
     };

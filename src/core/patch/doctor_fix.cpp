@@ -96,13 +96,11 @@ std::optional<std::string> group_joined_after_login(const Facts& facts) {
     for (const auto& a : facts.render_nodes) nodes.push_back(&a);
     for (const DeviceAccess* a : nodes) {
         if (!a->present || !a->accessible || *a->accessible) continue;
-        if (a->user_in_group && !*a->user_in_group && a->user_listed_in_group && *a->user_listed_in_group &&
-            a->group)
+        if (a->user_in_group && !*a->user_in_group && a->user_listed_in_group && *a->user_listed_in_group && a->group)
             return *a->group;
     }
     return std::nullopt;
 }
-
 
 nlohmann::json doctor_facts(const Root& root, const Facts& facts, bool scan) {
     auto json = facts_to_json(facts);
@@ -124,7 +122,8 @@ bool has_kind(const Patch& p, OpKind kind) {
 }
 
 // The newest applied transaction that lists `patch_id` (and, when given, touched `target`).
-const Transaction* newest_with(const std::vector<Transaction>& txns, std::string_view patch_id, std::string_view target) {
+const Transaction* newest_with(const std::vector<Transaction>& txns, std::string_view patch_id,
+                               std::string_view target) {
     for (auto it = txns.rbegin(); it != txns.rend(); ++it) {
         if (!it->corrupt.empty() || it->state != TxnState::applied) continue;
         const bool has_patch =
@@ -192,7 +191,8 @@ Result<DoctorOutcome> doctor_with_state(const Root& root, const kb::KnowledgeBas
 
     const bool user_changes = !user.set.empty() || !user.unset.empty();
     kb::DoctorReport with_user = raw;
-    if (user_changes) with_user = kb::run_doctor(kb, doctor_facts(root, facts_with_env(facts, user, nullptr), request.scan));
+    if (user_changes)
+        with_user = kb::run_doctor(kb, doctor_facts(root, facts_with_env(facts, user, nullptr), request.scan));
     kb::DoctorReport effective = with_user;
     if (profile_env)
         effective = kb::run_doctor(kb, doctor_facts(root, facts_with_env(facts, user, &*profile_env), request.scan));
@@ -258,11 +258,12 @@ Result<DoctorOutcome> doctor_with_state(const Root& root, const kb::KnowledgeBas
         }
         out.report.findings.push_back(std::move(f));
     }
-    std::stable_sort(out.report.findings.begin(), out.report.findings.end(), [](const kb::Finding& a, const kb::Finding& b) {
-        if (a.entry->severity != b.entry->severity) return a.entry->severity > b.entry->severity;
-        if (a.entry->id != b.entry->id) return a.entry->id < b.entry->id;
-        return a.gpu_index.value_or(0) < b.gpu_index.value_or(0);
-    });
+    std::stable_sort(out.report.findings.begin(), out.report.findings.end(),
+                     [](const kb::Finding& a, const kb::Finding& b) {
+                         if (a.entry->severity != b.entry->severity) return a.entry->severity > b.entry->severity;
+                         if (a.entry->id != b.entry->id) return a.entry->id < b.entry->id;
+                         return a.gpu_index.value_or(0) < b.gpu_index.value_or(0);
+                     });
 
     // The next command of an open finding: its first fix that plans here.
     std::vector<std::string> all_fixes;
@@ -285,8 +286,7 @@ Result<DoctorOutcome> doctor_with_state(const Root& root, const kb::KnowledgeBas
                 if (auto plan = make_plan(root, *patches, {fix.patch}, pc)) it->second = std::move(*plan);
             if (!it->second) continue;
             f.chosen_fix = p->id;
-            if (advisory_only(*p))
-                f.next_command = join_advisory(*it->second, request.command);
+            if (advisory_only(*p)) f.next_command = join_advisory(*it->second, request.command);
             else
                 f.next_command = fmt::format("{}{} patch apply {}",
                                              root.is_live() && it->second->has_system_targets() ? "sudo " : "",

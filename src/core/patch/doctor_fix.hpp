@@ -46,14 +46,14 @@ struct DoctorRequest {
     std::filesystem::path profile_dir;
     std::filesystem::path patch_dir;
     std::filesystem::path kb_dir;
-    std::string command;                     // how the user runs rmcp: "rmcp", "rmcp --root DIR"
+    std::string command;  // how the user runs rmcp: "rmcp", "rmcp --root DIR"
 };
 
 struct DoctorOutcome {
-    kb::DoctorReport report;                 // every finding with status, fix and next command
+    kb::DoctorReport report;  // every finding with status, fix and next command
     std::optional<AutoDecision> auto_decision;
-    std::string env_file;                    // logical path of profile.env
-    std::vector<std::string> notes;          // for stderr
+    std::string env_file;            // logical path of profile.env
+    std::vector<std::string> notes;  // for stderr
 };
 
 // Never modifies the machine. Errors: a profile.env that cannot be parsed, an unknown profile.

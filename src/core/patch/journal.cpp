@@ -98,7 +98,8 @@ void remove_stale_temporaries(const Root& root, const std::vector<Transaction>& 
         if (t.system != system) continue;
         if (auto dir = root.open_dir(t.journal_dir)) remove_temporaries(dir->get(), "journal.json");
         if (auto dir = root.open_dir(t.journal_dir))
-            for (std::size_t i = 0; i < t.targets.size(); ++i) remove_temporaries(dir->get(), fmt::format("{}.orig", i));
+            for (std::size_t i = 0; i < t.targets.size(); ++i)
+                remove_temporaries(dir->get(), fmt::format("{}.orig", i));
         if (!t.corrupt.empty()) continue;
         for (const auto& jt : t.targets)
             if (auto dir = target_dir(root, jt.path)) remove_temporaries(dir->get(), basename(jt.path));
@@ -228,8 +229,8 @@ std::string journal_base(const Transaction& t, const std::map<std::string, std::
     return t.system ? std::string(k_system_state_dir) : user_state_dir(env);
 }
 
-std::vector<Transaction> collect_transactions(const Root& root, const std::map<std::string, std::string>& env, bool clean,
-                                 const std::array<bool, 2>& locked) {
+std::vector<Transaction> collect_transactions(const Root& root, const std::map<std::string, std::string>& env,
+                                              bool clean, const std::array<bool, 2>& locked) {
     std::vector<Transaction> out;
     const std::array<std::pair<std::string, bool>, 2> bases{
         {{user_state_dir(env), false}, {std::string(k_system_state_dir), true}}};
@@ -249,7 +250,9 @@ std::vector<Transaction> collect_transactions(const Root& root, const std::map<s
 Result<Transaction> parse_journal(std::string_view text, std::string_view dir_name) {
     using nlohmann::json;
     const json j = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
-    const auto bad = [](std::string why) { return Error{"reading journal", "", std::move(why), ExitCode::environment}; };
+    const auto bad = [](std::string why) {
+        return Error{"reading journal", "", std::move(why), ExitCode::environment};
+    };
     if (j.is_discarded()) return bad("not valid JSON");
     if (!j.is_object()) return bad("not a JSON object");
     for (const auto& [key, _] : j.items())
@@ -327,7 +330,8 @@ Result<Transaction> parse_journal(std::string_view text, std::string_view dir_na
         jt.existed = e.at("existed").get<bool>();
         const auto mode = e.at("mode").get<std::uint64_t>();
         jt.backup = e.at("backup").get<std::string>();
-        if (!plain_path(jt.path)) return bad(fmt::format("target path {} is not absolute and normalised", json(jt.path).dump()));
+        if (!plain_path(jt.path))
+            return bad(fmt::format("target path {} is not absolute and normalised", json(jt.path).dump()));
         if (!has_target_shape(jt.path))
             return bad(fmt::format("target path {} is not a file rmcp writes", json(jt.path).dump()));
         if (!seen.insert(jt.path).second) return bad(fmt::format("target {} appears twice", jt.path));
@@ -336,16 +340,18 @@ Result<Transaction> parse_journal(std::string_view text, std::string_view dir_na
         // The backup is a file of this transaction's own directory, named by its index.
         const std::string expected = jt.existed ? fmt::format("{}.orig", index) : std::string();
         if (jt.backup != expected)
-            return bad(fmt::format("backup of {} must be {}", jt.path, expected.empty() ? "empty" : json(expected).dump()));
+            return bad(
+                fmt::format("backup of {} must be {}", jt.path, expected.empty() ? "empty" : json(expected).dump()));
         t.targets.push_back(std::move(jt));
     }
     auto dirs = string_list("created_dirs");
     if (!dirs) return dirs.error();
     for (const auto& d : *dirs) {
-        const bool above_a_target = std::any_of(t.targets.begin(), t.targets.end(),
-                                                [&](const JournalTarget& jt) { return under(jt.path, d); });
+        const bool above_a_target =
+            std::any_of(t.targets.begin(), t.targets.end(), [&](const JournalTarget& jt) { return under(jt.path, d); });
         if (!plain_path(d) || !above_a_target)
-            return bad(fmt::format("created directory {} is not a normalised directory above a target", json(d).dump()));
+            return bad(
+                fmt::format("created directory {} is not a normalised directory above a target", json(d).dump()));
     }
     t.created_dirs = *dirs;
     return t;

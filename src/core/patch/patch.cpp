@@ -52,7 +52,7 @@ Result<Operation> parse_operation(const toml::table& t, const std::string& file,
     if (*kind == "env") {
         op.kind = OpKind::env;
         if (auto s = toml_read::check_keys(t, file, {"kind", "set", "unset", "remove", "derived", "note"},
-                                        "an env operation");
+                                           "an env operation");
             !s)
             return s.error();
         auto derived = toml_read::opt_string(t, "derived", file);
@@ -107,7 +107,8 @@ Result<Operation> parse_operation(const toml::table& t, const std::string& file,
         if (auto s = toml_read::check_keys(t, file, {"kind", "note"}, "a python-hook operation"); !s) return s.error();
     } else if (*kind == "advisory") {
         op.kind = OpKind::advisory;
-        if (auto s = toml_read::check_keys(t, file, {"kind", "command", "distro", "gpu", "note"}, "an advisory operation");
+        if (auto s =
+                toml_read::check_keys(t, file, {"kind", "command", "distro", "gpu", "note"}, "an advisory operation");
             !s)
             return s.error();
         auto command = toml_read::opt_string(t, "command", file);
@@ -115,11 +116,13 @@ Result<Operation> parse_operation(const toml::table& t, const std::string& file,
         op.command = command->value_or("");
         if (const toml::node* d = t.get("distro")) {
             const auto* arr = d->as_array();
-            if (!arr) return data_error(file, line_of(*d), "'distro' must be an array of tables ([[operation.distro]])");
+            if (!arr)
+                return data_error(file, line_of(*d), "'distro' must be an array of tables ([[operation.distro]])");
             for (const auto& item : *arr) {
                 const auto* dt = item.as_table();
                 if (!dt) return data_error(file, line_of(item), "each distro entry must be a table");
-                if (auto s = toml_read::check_keys(*dt, file, {"ids", "command"}, "a distro entry"); !s) return s.error();
+                if (auto s = toml_read::check_keys(*dt, file, {"ids", "command"}, "a distro entry"); !s)
+                    return s.error();
                 DistroCommand dc;
                 auto ids = toml_read::opt_string_array(*dt, "ids", file);
                 if (!ids) return ids.error();
@@ -137,7 +140,8 @@ Result<Operation> parse_operation(const toml::table& t, const std::string& file,
             for (const auto& item : *arr) {
                 const auto* gt = item.as_table();
                 if (!gt) return data_error(file, line_of(item), "each gpu entry must be a table");
-                if (auto s = toml_read::check_keys(*gt, file, {"targets", "command"}, "a gpu entry"); !s) return s.error();
+                if (auto s = toml_read::check_keys(*gt, file, {"targets", "command"}, "a gpu entry"); !s)
+                    return s.error();
                 GpuCommand gc;
                 auto targets = toml_read::opt_string_array(*gt, "targets", file);
                 if (!targets) return targets.error();
@@ -149,8 +153,9 @@ Result<Operation> parse_operation(const toml::table& t, const std::string& file,
                 op.by_gpu.push_back(std::move(gc));
             }
             if (op.command.empty())
-                return data_error(file, line, "an advisory operation with [[operation.gpu]] needs 'command' for "
-                                              "machines none of its entries matches");
+                return data_error(file, line,
+                                  "an advisory operation with [[operation.gpu]] needs 'command' for "
+                                  "machines none of its entries matches");
         }
         if (op.command.empty() && op.by_distro.empty())
             return data_error(file, line, "an advisory operation needs 'command' or [[operation.distro]]");
@@ -166,8 +171,8 @@ Result<Patch> parse_patch(std::string_view text, const std::string& file) {
     auto parsed = toml_read::parse_toml(text, file);
     if (!parsed) return parsed.error();
     const toml::table& t = *parsed;
-    if (auto s = toml_read::check_keys(t, file, {"id", "title", "why", "cost", "evidence", "references", "takes_effect", "operation"},
-                                    "a patch");
+    if (auto s = toml_read::check_keys(
+            t, file, {"id", "title", "why", "cost", "evidence", "references", "takes_effect", "operation"}, "a patch");
         !s)
         return s.error();
     Patch p;
@@ -180,7 +185,8 @@ Result<Patch> parse_patch(std::string_view text, const std::string& file) {
     }
     static const std::regex k_patch_id{"[a-z0-9][a-z0-9-]*[a-z0-9]"};  // built on first use, not at start-up
     if (!std::regex_match(p.id, k_patch_id))
-        return data_error(file, line_of(*t.get("id")), fmt::format("patch id '{}' must be lower-case words joined by '-'", p.id));
+        return data_error(file, line_of(*t.get("id")),
+                          fmt::format("patch id '{}' must be lower-case words joined by '-'", p.id));
     static const std::set<std::string> k_evidence{"vendor-confirmed", "user-confirmed", "reported", "hypothesis"};
     if (k_evidence.count(p.evidence) == 0)
         return data_error(file, line_of(*t.get("evidence")),

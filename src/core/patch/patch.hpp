@@ -96,8 +96,8 @@ std::string_view op_kind_name(OpKind k);
 // site-packages chosen for the startup hook, the distribution for advisory commands.
 struct PlanContext {
     std::map<std::string, std::string> env;
-    std::string site_packages;   // logical path (inside the root); empty: not chosen
-    std::string distro_id;       // os-release ID
+    std::string site_packages;             // logical path (inside the root); empty: not chosen
+    std::string distro_id;                 // os-release ID
     std::vector<std::string> distro_like;  // os-release ID_LIKE
     // Values derived from this machine's facts for {placeholders} in env values:
     // dgpu_indices (HIP ordinals of the discrete GPUs, comma-separated),
@@ -146,16 +146,16 @@ void read_distro(const Root& root, PlanContext& ctx);
 struct PlannedStep {
     const Patch* patch = nullptr;
     const Operation* op = nullptr;
-    std::string target;          // logical absolute path; empty for advisory steps
-    bool system = false;         // under /etc: needs root
-    bool existed = false;        // target state before this step (after earlier steps)
+    std::string target;    // logical absolute path; empty for advisory steps
+    bool system = false;   // under /etc: needs root
+    bool existed = false;  // target state before this step (after earlier steps)
     std::string old_content;
     std::uint32_t old_mode = 0;
     std::string new_content;
     std::uint32_t new_mode = 0644;
-    bool in_effect = false;      // nothing to do: skipped by apply
-    std::string advisory;        // advisory: the exact command(s)
-    std::string summary;         // one line: what the step does
+    bool in_effect = false;  // nothing to do: skipped by apply
+    std::string advisory;    // advisory: the exact command(s)
+    std::string summary;     // one line: what the step does
 };
 
 struct Plan {

@@ -37,7 +37,8 @@ void read_distro(const Root& root, PlanContext& ctx) {
         if (eq == std::string_view::npos) continue;
         const auto key = line.substr(0, eq);
         std::string value(line.substr(eq + 1));
-        if (value.size() >= 2 && (value.front() == '"' || value.front() == '\'')) value = value.substr(1, value.size() - 2);
+        if (value.size() >= 2 && (value.front() == '"' || value.front() == '\''))
+            value = value.substr(1, value.size() - 2);
         if (key == "ID") ctx.distro_id = value;
         if (key == "ID_LIKE") {
             std::istringstream words(value);
@@ -130,11 +131,10 @@ std::optional<std::string> needed_override(const Gpu& gpu, const Profile* rules,
 
 }  // namespace
 
-DerivedSets machine_derived_sets(const Facts& facts, const Profile* override_profile,
-                                 const nlohmann::json* libraries) {
+DerivedSets machine_derived_sets(const Facts& facts, const Profile* override_profile, const nlohmann::json* libraries) {
     DerivedSets out;
-    std::map<unsigned, std::string> needs;     // KFD node -> value
-    std::set<std::string> families;             // of every GPU with a KFD node
+    std::map<unsigned, std::string> needs;  // KFD node -> value
+    std::set<std::string> families;         // of every GPU with a KFD node
     for (const auto& gpu : facts.gpus) {
         if (!gpu.node || !gpu.gfx_target) continue;
         families.insert(gpu_family_key(*gpu.gfx_target));
@@ -168,7 +168,8 @@ DerivedSets machine_derived_sets(const Facts& facts, const Profile* override_pro
         if (same_family.empty())
             out.why["same-family-override"] =
                 "the GPUs here belong to different ISA families, so one global HSA_OVERRIDE_GFX_VERSION would be "
-                "wrong for some of them; and " + why;
+                "wrong for some of them; and " +
+                why;
         return out;
     }
     for (const auto& [node, value] : needs) per_node[fmt::format("HSA_OVERRIDE_GFX_VERSION_{}", node)] = value;
@@ -302,9 +303,9 @@ Result<EnvChange> resolve_env_operation(const Patch& patch, const Operation& op,
         if (d == ctx.derived.end() || d->second.empty()) {
             const auto why = ctx.derived_why.find(op.derived);
             return Error{"planning patch", patch.id,
-                         why != ctx.derived_why.end() ? why->second
-                                                      : fmt::format("no GPU on this machine needs the {} variables",
-                                                                    op.derived),
+                         why != ctx.derived_why.end()
+                             ? why->second
+                             : fmt::format("no GPU on this machine needs the {} variables", op.derived),
                          ExitCode::environment};
         }
         to_set.insert(d->second.begin(), d->second.end());
@@ -335,7 +336,8 @@ Result<Plan> make_plan(const Root& root, const PatchSet& set, const std::vector<
         if (!p) {
             std::vector<std::string_view> known;
             for (const auto& q : set.patches) known.push_back(q.id);
-            return Error{"looking up patch", id, fmt::format("no such patch (known: {})", join(known, ", ")), ExitCode::usage};
+            return Error{"looking up patch", id, fmt::format("no such patch (known: {})", join(known, ", ")),
+                         ExitCode::usage};
         }
         if (std::find(plan.patch_ids.begin(), plan.patch_ids.end(), id) != plan.patch_ids.end()) continue;
         plan.patch_ids.push_back(id);
@@ -359,8 +361,8 @@ Result<Plan> make_plan(const Root& root, const PatchSet& set, const std::vector<
                 break;
             }
             case OpKind::modprobe: {
-                step.target = op.file.empty() ? fmt::format("/etc/modprobe.d/rmcp-{}.conf", p->id)
-                                              : "/etc/modprobe.d/" + op.file;
+                step.target =
+                    op.file.empty() ? fmt::format("/etc/modprobe.d/rmcp-{}.conf", p->id) : "/etc/modprobe.d/" + op.file;
                 std::string what;
                 for (const auto& [k, v] : op.params) what += fmt::format(" {}={}", k, v);
                 step.summary = "amdgpu module options:" + what;

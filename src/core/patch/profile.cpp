@@ -121,8 +121,7 @@ Status check_extends(const ProfileSet& set) {
         const Profile* cur = &p;
         while (!cur->extends.empty()) {
             const Profile* parent = set.find(cur->extends);
-            if (!parent)
-                return data_error(cur->file, 1, fmt::format("'extends' names no profile: '{}'", cur->extends));
+            if (!parent) return data_error(cur->file, 1, fmt::format("'extends' names no profile: '{}'", cur->extends));
             if (!chain.insert(parent->name).second)
                 return data_error(cur->file, 1, fmt::format("'extends' loops back to '{}'", parent->name));
             cur = parent;
@@ -161,8 +160,7 @@ Result<ProfileSet> load_profiles_with_user(const std::filesystem::path& shipped_
             return data_error(shown, 1, fmt::format("profile '{}' is also defined in {}", p->name, it->second));
         if (set->replace(*p))
             notes.push_back(fmt::format("profile {}: yours ({}) is used instead of the shipped one", p->name, shown));
-        else
-            set->add(std::move(*p));
+        else set->add(std::move(*p));
     }
     if (auto s = check_extends(*set); !s) return s.error();
     return set;
@@ -171,8 +169,9 @@ Result<ProfileSet> load_profiles_with_user(const std::filesystem::path& shipped_
 std::vector<const Profile*> ProfileSet::ladder() const {
     std::vector<const Profile*> out;
     for (const auto& p : m_profiles) out.push_back(&p);
-    std::sort(out.begin(), out.end(),
-              [](const Profile* a, const Profile* b) { return std::tie(a->rank, a->name) < std::tie(b->rank, b->name); });
+    std::sort(out.begin(), out.end(), [](const Profile* a, const Profile* b) {
+        return std::tie(a->rank, a->name) < std::tie(b->rank, b->name);
+    });
     return out;
 }
 
@@ -277,10 +276,8 @@ namespace {
 std::string sh_quote(std::string_view v) {
     std::string out = "'";
     for (const char c : v) {
-        if (c == '\'')
-            out += "'\\''";
-        else
-            out += c;
+        if (c == '\'') out += "'\\''";
+        else out += c;
     }
     out += '\'';
     return out;
@@ -329,7 +326,7 @@ public:
 private:
     struct Word {
         std::string text;
-        bool quoted_any = false;  // some part was quoted or escaped: not a keyword
+        bool quoted_any = false;             // some part was quoted or escaped: not a keyword
         std::size_t eq = std::string::npos;  // the first unquoted '=' in text
     };
 
@@ -368,7 +365,9 @@ private:
         switch (c) {
         case '$': return "'$' (parameter expansion or command substitution) needs a shell";
         case '`': return "'`' (command substitution) needs a shell";
-        case '*': case '?': case '[': return fmt::format("'{}' (a pattern) needs a shell", c);
+        case '*':
+        case '?':
+        case '[': return fmt::format("'{}' (a pattern) needs a shell", c);
         case '~': return "'~' (tilde expansion) needs a shell";
         default: return fmt::format("'{}' needs a shell", c);
         }
@@ -399,7 +398,8 @@ private:
                         ++m_pos;
                         break;
                     }
-                    if (d == '$' || d == '`') return error(m_line, refusal(d) + " (write the value itself, or single-quote it)");
+                    if (d == '$' || d == '`')
+                        return error(m_line, refusal(d) + " (write the value itself, or single-quote it)");
                     if (d == '\\' && m_pos + 1 < m_text.size()) {
                         const char e = m_text[m_pos + 1];
                         // Inside double quotes a backslash escapes only $ ` " \ and newline (2.2.3).
@@ -428,8 +428,8 @@ private:
                     w.quoted_any = true;
                 }
                 m_pos += 2;
-            } else if (c == '$' || c == '`' || c == '*' || c == '?' || c == '[' || c == '|' || c == '&' ||
-                       c == '<' || c == '>' || c == '(' || c == ')' || (c == '~' && w.text.empty() && !w.quoted_any) ||
+            } else if (c == '$' || c == '`' || c == '*' || c == '?' || c == '[' || c == '|' || c == '&' || c == '<' ||
+                       c == '>' || c == '(' || c == ')' || (c == '~' && w.text.empty() && !w.quoted_any) ||
                        (c == '~' && w.eq != std::string::npos && w.eq + 1 == w.text.size())) {
                 return error(m_line, refusal(c));
             } else {
@@ -496,9 +496,8 @@ Result<std::map<std::string, std::string>> parse_env_file(std::string_view text,
 }
 
 std::string render_env_file(const UserEnv& env) {
-    std::string out =
-        "# rmcp profile environment, written by `rmcp patch apply` (undo: `rmcp patch rollback`).\n"
-        "# `rmcp env` and `rmcp run` apply it; sh users may also source it.\n";
+    std::string out = "# rmcp profile environment, written by `rmcp patch apply` (undo: `rmcp patch rollback`).\n"
+                      "# `rmcp env` and `rmcp run` apply it; sh users may also source it.\n";
     for (const auto& k : env.unset) out += fmt::format("unset {}\n", k);
     for (const auto& [k, v] : env.set) out += fmt::format("export {}={}\n", k, sh_quote(v));
     return out;

@@ -22,7 +22,7 @@
 namespace rmcp {
 struct Facts;
 class Root;
-}
+}  // namespace rmcp
 
 namespace rmcp::patch {
 
@@ -38,23 +38,23 @@ struct GfxOverrideRule {
 struct Profile {
     std::string name;
     std::string description;
-    std::string cost;                     // what it costs, in words ("conv ~2x slower")
-    int rank = 0;                         // ladder position: lower is less strict
-    std::string extends;                  // parent profile (its changes come first); may be empty
+    std::string cost;     // what it costs, in words ("conv ~2x slower")
+    int rank = 0;         // ladder position: lower is less strict
+    std::string extends;  // parent profile (its changes come first); may be empty
     std::map<std::string, std::string> set;
     std::vector<std::string> unset;
-    bool hide_gpu = false;                // the CPU rung: the child must not see any GPU
+    bool hide_gpu = false;  // the CPU rung: the child must not see any GPU
     std::vector<GfxOverrideRule> gfx_override;
-    std::string file;                     // where it was defined
+    std::string file;  // where it was defined
 };
 
 // A profile with its `extends` chain flattened and its override rules decided for one machine.
 struct ProfileEnv {
     std::string name;
     std::map<std::string, std::string> set;
-    std::vector<std::string> unset;       // never also in `set`
+    std::vector<std::string> unset;  // never also in `set`
     bool hide_gpu = false;
-    std::vector<std::string> notes;       // e.g. why an override rule did not apply
+    std::vector<std::string> notes;  // e.g. why an override rule did not apply
 };
 
 class ProfileSet {

@@ -68,7 +68,8 @@ Result<Selection> read_selection(const toml::table& t, const std::string& file, 
     s.dtypes = *dtypes;
     if (s.directions.empty() || s.dtypes.empty() || s.batch.empty())
         return data_error(file, line, "'batch', 'directions' and 'dtypes' must not be empty");
-    if (auto c = check_members(s.directions, {"forward", "backward_data", "backward_weight"}, "directions", file, line); !c)
+    if (auto c = check_members(s.directions, {"forward", "backward_data", "backward_weight"}, "directions", file, line);
+        !c)
         return c.error();
     if (auto c = check_members(s.dtypes, {"float32", "float16"}, "dtypes", file, line); !c) return c.error();
     return s;
@@ -77,8 +78,8 @@ Result<Selection> read_selection(const toml::table& t, const std::string& file, 
 Status read_family(const toml::table& t, const std::string& file, Catalogue& out) {
     const unsigned line = line_of(t);
     if (auto s = check_keys(t, file,
-                            {"name", "why", "op", "input", "weight", "stride", "padding", "dilation", "groups",
-                             "batch", "directions", "dtypes", "quick", "field"},
+                            {"name", "why", "op", "input", "weight", "stride", "padding", "dilation", "groups", "batch",
+                             "directions", "dtypes", "quick", "field"},
                             "a [[family]]");
         !s)
         return s;
@@ -103,7 +104,8 @@ Status read_family(const toml::table& t, const std::string& file, Catalogue& out
     auto dilation = int_array(t, "dilation", file, line, std::vector<std::int64_t>(rank, 1));
     for (auto* v : {&stride, &padding, &dilation}) {
         if (!*v) return v->error();
-        if ((*v)->size() != rank) return data_error(file, line, fmt::format("stride, padding and dilation need {} values", rank));
+        if ((*v)->size() != rank)
+            return data_error(file, line, fmt::format("stride, padding and dilation need {} values", rank));
     }
     std::int64_t groups = 1;
     if (const toml::node* g = t.get("groups")) {
@@ -222,11 +224,13 @@ Result<Catalogue> parse_catalogue(std::string_view text, const std::string& file
         const toml::node* n = t.get(key);
         if (!n) continue;
         const auto* arr = n->as_array();
-        if (!arr) return data_error(file, line_of(*n), fmt::format("'{}' must be an array of tables ([[{}]])", key, key));
+        if (!arr)
+            return data_error(file, line_of(*n), fmt::format("'{}' must be an array of tables ([[{}]])", key, key));
         for (const auto& item : *arr) {
             const auto* table = item.as_table();
             if (!table) return data_error(file, line_of(item), fmt::format("'{}' must be an array of tables", key));
-            Status s = std::string_view(key) == "family" ? read_family(*table, file, out) : read_switch(*table, file, out);
+            Status s =
+                std::string_view(key) == "family" ? read_family(*table, file, out) : read_switch(*table, file, out);
             if (!s) return s.error();
         }
     }
@@ -272,9 +276,10 @@ Result<std::vector<Scenario>> select_scenarios(const Catalogue& catalogue, const
 }
 
 nlohmann::json scenario_to_json(const Scenario& s) {
-    return {{"id", s.id},         {"op", s.op},          {"direction", s.direction}, {"dtype", s.dtype},
-            {"input", s.input},   {"weight", s.weight},  {"stride", s.stride},       {"padding", s.padding},
-            {"dilation", s.dilation}, {"groups", s.groups}};
+    return {{"id", s.id},         {"op", s.op},           {"direction", s.direction},
+            {"dtype", s.dtype},   {"input", s.input},     {"weight", s.weight},
+            {"stride", s.stride}, {"padding", s.padding}, {"dilation", s.dilation},
+            {"groups", s.groups}};
 }
 
 }  // namespace rmcp::probe

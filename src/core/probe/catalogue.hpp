@@ -20,16 +20,16 @@ using EnvMap = std::map<std::string, std::string>;
 
 // One convolution call: what the worker runs and the fault map records.
 struct Scenario {
-    std::string id;         // "<family>-b<batch>-<fwd|bwd-data|bwd-weight>-<fp32|fp16>"
+    std::string id;  // "<family>-b<batch>-<fwd|bwd-data|bwd-weight>-<fp32|fp16>"
     std::string family;
-    std::string op;         // conv1d | conv2d
-    std::string direction;  // forward | backward_data | backward_weight
-    std::string dtype;      // float32 | float16
-    std::vector<std::int64_t> input;   // with the batch dimension
+    std::string op;                   // conv1d | conv2d
+    std::string direction;            // forward | backward_data | backward_weight
+    std::string dtype;                // float32 | float16
+    std::vector<std::int64_t> input;  // with the batch dimension
     std::vector<std::int64_t> weight;
     std::vector<std::int64_t> stride, padding, dilation;
     std::int64_t groups = 1;
-    bool quick = false;     // part of --quick
+    bool quick = false;  // part of --quick
 };
 
 // One workaround: variables that only it sets.

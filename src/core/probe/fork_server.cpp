@@ -20,8 +20,8 @@ namespace rmcp::probe {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr std::size_t k_keep_bytes = 64 * 1024;       // output tail kept per child and for the server
-constexpr std::size_t k_max_message = 1 << 20;        // python/rmcp/zygote.py MAX_MESSAGE
+constexpr std::size_t k_keep_bytes = 64 * 1024;         // output tail kept per child and for the server
+constexpr std::size_t k_max_message = 1 << 20;          // python/rmcp/zygote.py MAX_MESSAGE
 constexpr auto k_term_grace = std::chrono::seconds(1);  // SIGTERM, then SIGKILL
 constexpr auto k_reap_wait = std::chrono::seconds(5);   // for the server to report a killed child
 constexpr auto k_drain_wait = std::chrono::seconds(2);  // for pipes a child's leftovers hold open
@@ -99,7 +99,8 @@ Result<std::unique_ptr<ForkServer>> ForkServer::start(const ForkServerOptions& o
     process::SpawnRequest request;
     request.argv = {options.python, "-m", "rmcp.worker", "--serve", "--control-fd", "3"};
     request.env = options.env;
-    request.fds = {process::FdMapping::dev_null(STDIN_FILENO, O_RDONLY), process::FdMapping::copy_of(log_write.get(), STDOUT_FILENO),
+    request.fds = {process::FdMapping::dev_null(STDIN_FILENO, O_RDONLY),
+                   process::FdMapping::copy_of(log_write.get(), STDOUT_FILENO),
                    process::FdMapping::copy_of(log_write.get(), STDERR_FILENO),
                    process::FdMapping::copy_of(ctl_for_server.get(), 3)};
     request.group = process::ProcessGroup::own;
@@ -162,9 +163,8 @@ Result<std::unique_ptr<ForkServer>> ForkServer::start(const ForkServerOptions& o
     nlohmann::json ready;
     switch (server->next_message(ready, started + options.import_timeout)) {
     case Wait::timeout:
-        return fail("importing torch with",
-                    fmt::format("no answer within {:g} s (--timeout)",
-                                std::chrono::duration<double>(options.import_timeout).count()));
+        return fail("importing torch with", fmt::format("no answer within {:g} s (--timeout)",
+                                                        std::chrono::duration<double>(options.import_timeout).count()));
     case Wait::closed: return fail("importing torch with", "the interpreter ended (" + ended() + ")");
     case Wait::message: break;
     }
@@ -200,8 +200,7 @@ void ForkServer::stop(std::chrono::milliseconds grace) {
         }
         if (got == 0) {
             ::kill(-m_pid, SIGKILL);
-            while ((got = ::waitpid(m_pid, &status, 0)) < 0 && errno == EINTR) {
-            }
+            while ((got = ::waitpid(m_pid, &status, 0)) < 0 && errno == EINTR) {}
         }
         if (got > 0 && m_death.empty()) m_death = status_text(status);
         m_pid = -1;
@@ -225,8 +224,7 @@ void ForkServer::mark_dead() {
         for (int i = 0; i < 50 && (got = ::waitpid(m_pid, &status, WNOHANG)) == 0; ++i) ::usleep(20'000);
         if (got == 0) {
             ::kill(-m_pid, SIGKILL);
-            while ((got = ::waitpid(m_pid, &status, 0)) < 0 && errno == EINTR) {
-            }
+            while ((got = ::waitpid(m_pid, &status, 0)) < 0 && errno == EINTR) {}
         }
         if (got > 0) m_death = status_text(status);
         m_pid = -1;
@@ -344,7 +342,10 @@ Result<ChildRun> ForkServer::run_child(nlohmann::json request, std::chrono::mill
             break;
         }
         Clock::time_point next = exited ? drain_until : run.timed_out ? (killed ? give_up_at : kill_at) : deadline;
-        pollfd fds[4] = {{out_fd.get(), POLLIN, 0}, {err_fd.get(), POLLIN, 0}, {m_ctl.get(), POLLIN, 0}, {m_log.get(), POLLIN, 0}};
+        pollfd fds[4] = {{out_fd.get(), POLLIN, 0},
+                         {err_fd.get(), POLLIN, 0},
+                         {m_ctl.get(), POLLIN, 0},
+                         {m_log.get(), POLLIN, 0}};
         const int n = ::poll(fds, 4, ms_until(next));
         if (n < 0 && errno != EINTR) break;
         if (n <= 0) continue;

@@ -23,13 +23,13 @@ struct Handshake {
     std::string python_version;  // "3.11.2"
     std::string executable;      // sys.executable
     std::string torch_version;
-    std::string torch_origin;    // torch/__init__.py
-    std::string gpu_build;       // "hip", "cuda", or "" for a CPU-only build
-    bool cuda_initialized = false;  // in the fork server: must stay false
-    int threads = 0;                // in the fork server: must stay 1
+    std::string torch_origin;               // torch/__init__.py
+    std::string gpu_build;                  // "hip", "cuda", or "" for a CPU-only build
+    bool cuda_initialized = false;          // in the fork server: must stay false
+    int threads = 0;                        // in the fork server: must stay 1
     std::vector<std::string> device_calls;  // device entry points the fork server called: must stay empty
-    double hello_s = 0;   // until the interpreter answered
-    double ready_s = 0;   // until torch was imported
+    double hello_s = 0;                     // until the interpreter answered
+    double ready_s = 0;                     // until torch was imported
 };
 
 struct ForkServerOptions {

@@ -49,7 +49,8 @@ std::optional<double> ConfigurationResult::total_ms(const std::vector<std::strin
 double scenario_work(const Scenario& s) {
     // Output elements x (input channels per group x kernel volume); every direction does
     // about this much (backward-data and backward-weight are the same product rearranged).
-    double out = s.input.empty() ? 0 : static_cast<double>(s.input[0]) * static_cast<double>(s.weight.empty() ? 0 : s.weight[0]);
+    double out =
+        s.input.empty() ? 0 : static_cast<double>(s.input[0]) * static_cast<double>(s.weight.empty() ? 0 : s.weight[0]);
     for (std::size_t d = 2; d < s.input.size() && d < s.weight.size(); ++d) {
         const std::size_t i = d - 2;
         const double size = static_cast<double>(s.input[d]);
@@ -112,10 +113,8 @@ Result<std::vector<std::size_t>> minimal_passing_subset(
             const std::size_t mid = lo + (hi - lo) / 2;
             auto ok = passes(with(required, candidates, mid));
             if (!ok) return ok.error();
-            if (*ok)
-                hi = mid;
-            else
-                lo = mid + 1;
+            if (*ok) hi = mid;
+            else lo = mid + 1;
         }
         required.push_back(candidates[hi - 1]);
         candidates.resize(hi - 1);

@@ -48,23 +48,23 @@ struct BisectStep {
 };
 
 struct BisectReport {
-    bool found = false;                  // some configuration passed every scenario
-    std::vector<std::string> minimal;    // ids of the smallest passing set of switches
+    bool found = false;                    // some configuration passed every scenario
+    std::vector<std::string> minimal;      // ids of the smallest passing set of switches
     std::optional<Configuration> fastest;  // the fastest passing configuration measured
     std::optional<double> fastest_total_ms;
     std::optional<double> default_total_ms;  // when the default passes, for comparison
-    int search_runs = 0;   // child runs spent finding the minimal set
-    int verify_runs = 0;   // running the minimal set on every scenario
-    int fastest_runs = 0;  // alternatives timed for the fastest configuration
+    int search_runs = 0;                     // child runs spent finding the minimal set
+    int verify_runs = 0;                     // running the minimal set on every scenario
+    int fastest_runs = 0;                    // alternatives timed for the fastest configuration
     std::vector<BisectStep> steps;
-    std::string note;      // why nothing was found, when so
+    std::string note;  // why nothing was found, when so
 };
 
 struct ProgressEvent {
-    int index = 0;   // 1-based child count
-    int total = 0;   // 0 when unknown (bisect)
+    int index = 0;                // 1-based child count
+    int total = 0;                // 0 when unknown (bisect)
     std::optional<double> eta_s;  // seconds the rest of the phase should take (baseline)
-    std::string phase;  // "baseline", "search", "verify", "fastest"
+    std::string phase;            // "baseline", "search", "verify", "fastest"
     const Configuration* configuration = nullptr;
     const Scenario* scenario = nullptr;
     const ScenarioResult* result = nullptr;
@@ -87,7 +87,7 @@ private:
 
 struct ProbeRun {
     std::vector<Scenario> scenarios;
-    ConfigurationResult baseline;      // the default configuration
+    ConfigurationResult baseline;  // the default configuration
     std::optional<BisectReport> bisect;
     std::vector<ConfigurationResult> configurations;  // every configuration run (baseline first)
     int child_runs = 0;
@@ -119,7 +119,7 @@ private:
     ProgressSink m_progress;
     std::deque<ConfigurationResult> m_configs;  // baseline first; a deque keeps references stable
     std::optional<BisectReport> m_bisect;
-    std::string m_last_failing;  // scenario that failed most recently: tried first
+    std::string m_last_failing;              // scenario that failed most recently: tried first
     std::vector<const Scenario*> m_pending;  // the baseline's scenarios not yet run (for the ETA)
     EtaModel m_eta;
     int m_child_runs = 0;
@@ -130,7 +130,7 @@ private:
 // monotonicity (adding workarounds never breaks a passing set). One necessary change is
 // found per round by binary search over prefixes, so k necessary changes among n cost at
 // most k * (ceil(log2 n) + 1) + 1 calls. Exposed for unit tests.
-Result<std::vector<std::size_t>> minimal_passing_subset(std::size_t n,
-                                                        const std::function<Result<bool>(const std::vector<std::size_t>&)>& passes);
+Result<std::vector<std::size_t>> minimal_passing_subset(
+    std::size_t n, const std::function<Result<bool>(const std::vector<std::size_t>&)>& passes);
 
 }  // namespace rmcp::probe

@@ -18,10 +18,8 @@ std::string toml_string(std::string_view s) {
         case '\n': out += "\\n"; break;
         case '\t': out += "\\t"; break;
         default:
-            if (static_cast<unsigned char>(c) < 0x20)
-                out += fmt::format("\\u{:04x}", static_cast<unsigned>(c));
-            else
-                out += c;
+            if (static_cast<unsigned char>(c) < 0x20) out += fmt::format("\\u{:04x}", static_cast<unsigned>(c));
+            else out += c;
         }
     }
     return out + "\"";
@@ -138,7 +136,9 @@ nlohmann::json probe_to_json(const ProbeRun& run, const DeviceInfo& device) {
         const auto& b = *run.bisect;
         nlohmann::json steps = nlohmann::json::array();
         for (const auto& s : b.steps)
-            steps.push_back({{"phase", s.phase}, {"configuration", s.configuration}, {"scenario", s.scenario},
+            steps.push_back({{"phase", s.phase},
+                             {"configuration", s.configuration},
+                             {"scenario", s.scenario},
                              {"outcome", outcome_name(s.outcome)}});
         out["bisect"] = {{"found", b.found},
                          {"minimal", b.minimal},
@@ -160,15 +160,16 @@ std::string profile_toml(const ProbeRun& run, const Configuration& config, const
                          const DeviceInfo& device, const std::string& profile_name, const std::string& fault_map_path) {
     const std::string cost = configuration_cost(config, switches);
     const bool bisected = run.bisect && run.bisect->found;
-    std::string description = fmt::format(
-        "Measured by rmcp probe{} on {}{} with torch {}: {} of {} scenarios{}.", bisected ? " --bisect" : "",
-        device.name, device.gfx_target.empty() ? "" : " (" + device.gfx_target + ")", device.torch_version,
-        bisected ? "the fastest configuration under which all" : "the default configuration;",
-        run.scenarios.size(), bisected ? " pass" : " probed");
-    std::string out = fmt::format(
-        "# Written by `rmcp probe --save`; the fault map next to it lists what fails without it.\n"
-        "# Switches: {}\n",
-        config.changes.empty() ? "none" : config.key());
+    std::string description =
+        fmt::format("Measured by rmcp probe{} on {}{} with torch {}: {} of {} scenarios{}.",
+                    bisected ? " --bisect" : "", device.name,
+                    device.gfx_target.empty() ? "" : " (" + device.gfx_target + ")", device.torch_version,
+                    bisected ? "the fastest configuration under which all" : "the default configuration;",
+                    run.scenarios.size(), bisected ? " pass" : " probed");
+    std::string out =
+        fmt::format("# Written by `rmcp probe --save`; the fault map next to it lists what fails without it.\n"
+                    "# Switches: {}\n",
+                    config.changes.empty() ? "none" : config.key());
     out += fmt::format("name = {}\n", toml_string(profile_name));
     // Between the shipped default (0) and isa-override (10): a probed profile is the first
     // rung for this machine; escalation climbs the shipped ladder from here.
@@ -201,7 +202,10 @@ std::string configuration_cost(const Configuration& config, const std::vector<Sw
 nlohmann::json chosen_profile_json(const ProbeRun& run, const std::vector<Switch>& switches) {
     if (!passed(run)) return {{"configuration", nullptr}};
     const Configuration& c = winning_configuration(run);
-    return {{"configuration", c.key()}, {"switches", c.ids()}, {"env", c.env()}, {"cost", configuration_cost(c, switches)}};
+    return {{"configuration", c.key()},
+            {"switches", c.ids()},
+            {"env", c.env()},
+            {"cost", configuration_cost(c, switches)}};
 }
 
 nlohmann::json machine_summary(const nlohmann::json& facts) {

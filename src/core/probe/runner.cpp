@@ -45,8 +45,10 @@ std::optional<nlohmann::json> last_report(std::string_view out) {
 
 // The most telling stderr line: a known crash text, else the last non-empty line.
 std::string telling_line(std::string_view err) {
-    static constexpr std::string_view k_markers[] = {"Memory access fault", "HW Exception", "HIP error", "MIOpen Error",
-                                                     "MIOpen(HIP): Error", "hipError", "rocBLAS error", "Error:"};
+    static constexpr std::string_view k_markers[] = {"Memory access fault", "HW Exception",
+                                                     "HIP error",           "MIOpen Error",
+                                                     "MIOpen(HIP): Error",  "hipError",
+                                                     "rocBLAS error",       "Error:"};
     std::string last;
     std::size_t pos = 0;
     while (pos < err.size()) {
@@ -76,7 +78,7 @@ std::string_view outcome_name(Outcome o) {
 }
 
 Result<ScenarioResult> classify_child(int wait_status, bool timed_out, std::string_view stdout_text,
-                                 std::string_view stderr_text, const CrashClassifier& classify) {
+                                      std::string_view stderr_text, const CrashClassifier& classify) {
     ScenarioResult r;
     const auto report = last_report(stdout_text);
     if (report) r.report = *report;
@@ -113,10 +115,10 @@ Result<ScenarioResult> classify_child(int wait_status, bool timed_out, std::stri
     } else if (status == "wrong") {
         r.outcome = Outcome::wrong;
         r.message = report->value("message", "");
-        r.detail = report->contains("error") && (*report)["error"].is_number()
-                       ? fmt::format("error {:.3g} > {:g}", (*report)["error"].get<double>(),
-                                     report->value("tolerance", 0.0))
-                       : "non-finite result";
+        r.detail =
+            report->contains("error") && (*report)["error"].is_number()
+                ? fmt::format("error {:.3g} > {:g}", (*report)["error"].get<double>(), report->value("tolerance", 0.0))
+                : "non-finite result";
     } else {
         // An exception the worker reported (HIP/MIOpen errors surface as RuntimeError), or
         // an exit without a report: the interpreter died in a way we did not foresee.
@@ -161,8 +163,8 @@ ZygoteRunner::ZygoteRunner(WorkerOptions options) : m_options(std::move(options)
     EnvMap changes;
     const auto old_path = process::env_value(m_options.base_env, "PYTHONPATH");
     if (!m_options.python_path.empty())
-        changes["PYTHONPATH"] = old_path && !old_path->empty() ? m_options.python_path + ":" + *old_path
-                                                               : m_options.python_path;
+        changes["PYTHONPATH"] =
+            old_path && !old_path->empty() ? m_options.python_path + ":" + *old_path : m_options.python_path;
     m_env = with_changes(m_options.base_env, changes);
 }
 
@@ -212,7 +214,8 @@ Result<ChildRun> ZygoteRunner::run_child(const EnvMap& import_env, const nlohman
                                      [&](const auto& s) { return s->server.get() == *server; }));
         if (m_restarts_left == 0)
             return Error{"running the probe's fork server with", m_options.python,
-                         fmt::format("it died a second time ({}), during {}", death.empty() ? "no status" : death, what),
+                         fmt::format("it died a second time ({}), during {}", death.empty() ? "no status" : death,
+                                     what),
                          ExitCode::environment};
         --m_restarts_left;
         ++m_restarts;
@@ -227,7 +230,7 @@ Result<DeviceQuery> ZygoteRunner::query_device() {
     if (!child) return child.error();
     const auto report = last_report(child->out);
     if (child->timed_out || !report || report->value("status", "") != "device") {
-        const std::string why = child->timed_out ? "it hung"
+        const std::string why = child->timed_out                  ? "it hung"
                                 : WIFSIGNALED(child->wait_status) ? signal_name(WTERMSIG(child->wait_status))
                                                                   : "no answer";
         const std::string line = telling_line(child->err);
@@ -260,8 +263,8 @@ Result<ScenarioResult> ZygoteRunner::run(const Scenario& scenario, const EnvMap&
     if (!result) return result;
     result->wall_s = child->wall_s;
     if (child->timed_out)
-        result->detail = fmt::format("timed out after {:g} s",
-                                     std::chrono::duration<double>(m_options.timeout).count());
+        result->detail =
+            fmt::format("timed out after {:g} s", std::chrono::duration<double>(m_options.timeout).count());
     return result;
 }
 

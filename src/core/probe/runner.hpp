@@ -29,13 +29,13 @@ inline bool is_failure(Outcome o) { return o == Outcome::wrong || o == Outcome::
 
 struct ScenarioResult {
     Outcome outcome = Outcome::crash;
-    double median_ms = 0;          // ok only
-    std::string detail;            // "SIGABRT", "error 1.08 > 0.002", "timeout after 5 s", ...
-    std::string message;           // the line that says why (ROCr's fault line, the exception)
-    int exit_code = -1;            // -1 when killed by a signal
+    double median_ms = 0;  // ok only
+    std::string detail;    // "SIGABRT", "error 1.08 > 0.002", "timeout after 5 s", ...
+    std::string message;   // the line that says why (ROCr's fault line, the exception)
+    int exit_code = -1;    // -1 when killed by a signal
     int signal = 0;
-    std::string kb_entry;          // knowledge-base entry the crash matched (explain), if any
-    nlohmann::json report;         // the worker's JSON line, when it printed one
+    std::string kb_entry;   // knowledge-base entry the crash matched (explain), if any
+    nlohmann::json report;  // the worker's JSON line, when it printed one
     double wall_s = 0;
 };
 
@@ -51,8 +51,8 @@ public:
 using CrashClassifier = std::function<std::string(std::string_view stderr_text)>;
 
 struct WorkerOptions {
-    std::string python;                 // resolved interpreter path
-    std::string python_path;            // prepended to PYTHONPATH (the shipped python/ dir)
+    std::string python;       // resolved interpreter path
+    std::string python_path;  // prepended to PYTHONPATH (the shipped python/ dir)
     std::string device = "cpu";
     int repeat = 5;
     int warmup = 2;
@@ -108,7 +108,7 @@ private:
     Result<ChildRun> run_child(const EnvMap& import_env, const nlohmann::json& request, const std::string& what);
 
     WorkerOptions m_options;
-    std::vector<std::string> m_env;  // base environment with PYTHONPATH
+    std::vector<std::string> m_env;                  // base environment with PYTHONPATH
     std::vector<std::unique_ptr<Server>> m_servers;  // least recently used first
     int m_started = 0;
     int m_restarts = 0;
@@ -119,7 +119,7 @@ private:
 // Exposed for unit tests. Returns an error for worker environment failures (exit 3) and
 // usage errors (exit 2): the probe cannot go on.
 Result<ScenarioResult> classify_child(int wait_status, bool timed_out, std::string_view stdout_text,
-                                 std::string_view stderr_text, const CrashClassifier& classify);
+                                      std::string_view stderr_text, const CrashClassifier& classify);
 
 // Finds `python` (a path, or a name looked up in PATH); error: ExitCode::environment.
 Result<std::string> resolve_interpreter(const std::string& python, const std::string& path_env);

@@ -46,7 +46,8 @@ std::optional<double> number_of(const nlohmann::json& j, std::string_view key) {
 
 const nlohmann::json& array_of(const nlohmann::json& j, std::string_view key, const std::string& where) {
     const auto& v = member(j, key, where);
-    if (!v.is_array()) throw BadResult{where.empty() ? std::string(key) : where + "." + std::string(key), "expected an array"};
+    if (!v.is_array())
+        throw BadResult{where.empty() ? std::string(key) : where + "." + std::string(key), "expected an array"};
     return v;
 }
 
@@ -62,10 +63,8 @@ std::string html_escape(std::string_view s) {
         case '\'': out += "&#39;"; break;
         default:
             // Control characters (other than tab/newline) have no place in a page.
-            if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t')
-                out += ' ';
-            else
-                out += c;
+            if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t') out += ' ';
+            else out += c;
         }
     }
     return out;
@@ -236,9 +235,12 @@ Result<nlohmann::json> load_result(const std::string& path) {
     } catch (const nlohmann::json::parse_error& e) {
         // byte is 1-based; say which line, as for every other input file.
         std::size_t line = 1;
-        for (std::size_t i = 0; i + 1 < e.byte && i < s.size(); ++i) if (s[i] == '\n') ++line;
-        return Error{"reading probe result", fmt::format("{}:{}", path, line), "not valid JSON (as written by "
-                     "`rmcp probe --format json`)", ExitCode::usage};
+        for (std::size_t i = 0; i + 1 < e.byte && i < s.size(); ++i)
+            if (s[i] == '\n') ++line;
+        return Error{"reading probe result", fmt::format("{}:{}", path, line),
+                     "not valid JSON (as written by "
+                     "`rmcp probe --format json`)",
+                     ExitCode::usage};
     }
 }
 
@@ -283,8 +285,8 @@ Result<std::string> render_summary_text(const nlohmann::json& result, const Styl
     const Grid& g = *grid;
     const auto str = [&](std::string_view key) { return opt_text(result, key); };
     std::string out = fmt::format("device: {}{}  torch {}  python {}\n", str("device"),
-                                  str("gfx_target").empty() ? "" : " (" + str("gfx_target") + ")",
-                                  str("torch_version"), str("python"));
+                                  str("gfx_target").empty() ? "" : " (" + str("gfx_target") + ")", str("torch_version"),
+                                  str("python"));
     int failures = 0;
     for (const auto& row : g.cells)
         if (!row.empty() && row[0].ran &&
@@ -337,7 +339,8 @@ Result<std::string> render_summary_text(const nlohmann::json& result, const Styl
                     out += fmt::format(" ({:.3g} ms over all scenarios)", *total);
                 out += "\n";
                 if (b.contains("fastest_env") && b["fastest_env"].is_object())
-                    for (const auto& [k, v] : b["fastest_env"].items()) out += fmt::format("    {}={}\n", k, scalar_text(v));
+                    for (const auto& [k, v] : b["fastest_env"].items())
+                        out += fmt::format("    {}={}\n", k, scalar_text(v));
             }
         } else {
             out += "  no passing configuration found\n";
@@ -365,7 +368,8 @@ Result<std::string> render_html(const nlohmann::json& result, const std::string&
     out += "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
            "base-uri 'none'; form-action 'none'\">\n";
     out += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
-    out += fmt::format("<title>rmcp probe: {}</title>\n", html_escape(str("device").empty() ? "result" : str("device")));
+    out +=
+        fmt::format("<title>rmcp probe: {}</title>\n", html_escape(str("device").empty() ? "result" : str("device")));
     out += "<style>" + std::string(k_css) + "</style>\n</head>\n<body>\n";
     out += "<h1>rmcp probe</h1>\n";
     int failures = 0, total_cells = 0;
@@ -383,7 +387,8 @@ Result<std::string> render_html(const nlohmann::json& result, const std::string&
         verdict = passed ? "every scenario passes under the default configuration"
                          : fmt::format("{} of {} scenarios fail under the default configuration", failures,
                                        g.scenarios.size());
-    out += fmt::format("<p class=\"verdict {}\" id=\"verdict\">{}</p>\n", passed ? "good" : "bad", html_escape(verdict));
+    out +=
+        fmt::format("<p class=\"verdict {}\" id=\"verdict\">{}</p>\n", passed ? "good" : "bad", html_escape(verdict));
 
     // The machine's facts.
     out += "<section id=\"machine\">\n<h2>Machine</h2>\n<table class=\"facts\">\n";
@@ -422,8 +427,8 @@ Result<std::string> render_html(const nlohmann::json& result, const std::string&
     for (std::size_t c = 0; c < g.configurations.size(); ++c) {
         const std::string env = env_text(g.envs[c]);
         out += fmt::format("<th class=\"cfg\" title=\"{}: {}\">C{}<br><small>{}</small></th>",
-                           html_escape(g.configurations[c]), html_escape(env.empty() ? "the inherited environment" : env),
-                           c + 1,
+                           html_escape(g.configurations[c]),
+                           html_escape(env.empty() ? "the inherited environment" : env), c + 1,
                            g.switches[c].empty() ? "default"
                                                  : fmt::format("{} switch{}", g.switches[c].size(),
                                                                g.switches[c].size() == 1 ? "" : "es"));
@@ -444,8 +449,9 @@ Result<std::string> render_html(const nlohmann::json& result, const std::string&
     out += "</tbody>\n</table>\n<table class=\"facts configs\">\n";
     for (std::size_t c = 0; c < g.configurations.size(); ++c) {
         const std::string env = env_text(g.envs[c]);
-        out += fmt::format("<tr><th>C{}</th><td>{}</td><td><code>{}</code></td></tr>\n", c + 1,
-                           html_escape(g.configurations[c]), html_escape(env.empty() ? "(inherited environment)" : env));
+        out +=
+            fmt::format("<tr><th>C{}</th><td>{}</td><td><code>{}</code></td></tr>\n", c + 1,
+                        html_escape(g.configurations[c]), html_escape(env.empty() ? "(inherited environment)" : env));
     }
     out += "</table>\n</section>\n";
 
@@ -499,14 +505,14 @@ Result<std::string> render_html(const nlohmann::json& result, const std::string&
         std::string env;
         if (p.contains("env") && p["env"].is_object())
             for (const auto& [k, v] : p["env"].items()) env += fmt::format("{}={}\n", k, scalar_text(v));
-        out += fmt::format("<pre>{}</pre>\n", html_escape(env.empty() ? "(no variables: the default configuration)\n"
-                                                                       : env));
+        out += fmt::format("<pre>{}</pre>\n",
+                           html_escape(env.empty() ? "(no variables: the default configuration)\n" : env));
     }
     out += "</section>\n";
     out += fmt::format("<footer>Written by rmcp probe from {}. {} child runs.</footer>\n</body>\n</html>\n",
                        html_escape(source),
                        result.contains("child_runs") && result["child_runs"].is_number() ? result["child_runs"].dump()
-                                                                                          : std::string("?"));
+                                                                                         : std::string("?"));
     return out;
 }
 

@@ -19,14 +19,14 @@ std::string_view cell_class_name(CellClass c);  // "pass", "wrong", "crash", "ha
 
 struct GridCell {
     CellClass cls = CellClass::skipped;
-    bool ran = false;     // false: not run under this configuration (the search stops early)
-    std::string text;     // "0.46 ms", "crash", "n/a", "-"
-    std::string title;    // the hover text: outcome, detail, times, message
+    bool ran = false;   // false: not run under this configuration (the search stops early)
+    std::string text;   // "0.46 ms", "crash", "n/a", "-"
+    std::string title;  // the hover text: outcome, detail, times, message
 };
 
 struct Grid {
-    std::vector<std::string> scenarios;       // rows, in catalogue order
-    std::vector<std::string> configurations;  // columns: default first, then in the order run
+    std::vector<std::string> scenarios;              // rows, in catalogue order
+    std::vector<std::string> configurations;         // columns: default first, then in the order run
     std::vector<std::vector<std::string>> switches;  // per configuration
     std::vector<nlohmann::json> envs;                // per configuration
     std::vector<std::vector<GridCell>> cells;        // [scenario][configuration]

@@ -61,8 +61,7 @@ CommandOutput capture_output(const std::vector<std::string>& argv, std::chrono::
     read_end.reset();
     if (timed_out) ::kill(pid, SIGKILL);
     int status = 0;
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
     if (timed_out) {
         result.error = fmt::format("{} did not finish within {} ms", argv.front(), timeout.count());
         return result;

@@ -72,8 +72,8 @@ Result<KernelLog> read_kernel_log(const CommandRunner& runner,
     std::string journal_why;
     if (since) {
         const auto epoch = std::chrono::duration_cast<std::chrono::seconds>(since->time_since_epoch()).count();
-        auto journal = runner({"journalctl", "-k", "-q", "--no-pager", "-o", "short-iso", "--since",
-                               fmt::format("@{}", epoch)});
+        auto journal =
+            runner({"journalctl", "-k", "-q", "--no-pager", "-o", "short-iso", "--since", fmt::format("@{}", epoch)});
         if (journal.exit_code == 0)
             return KernelLog{"journalctl", fmt::format("journalctl -k --since @{}", epoch), std::move(journal.out)};
         journal_why = why_failed(journal, "journalctl");

@@ -203,10 +203,8 @@ Result<SpawnedChild> spawn(const SpawnRequest& request) {
 
     SpawnAttributes spawn_attr;
     for (const auto& c : child_fds) {
-        if (c.parent_fd >= 0)
-            posix_spawn_file_actions_adddup2(&spawn_attr.actions, c.parent_fd, c.child_fd);
-        else
-            posix_spawn_file_actions_addopen(&spawn_attr.actions, c.child_fd, c.path.c_str(), c.open_flags, 0);
+        if (c.parent_fd >= 0) posix_spawn_file_actions_adddup2(&spawn_attr.actions, c.parent_fd, c.child_fd);
+        else posix_spawn_file_actions_addopen(&spawn_attr.actions, c.child_fd, c.path.c_str(), c.open_flags, 0);
     }
     short flags = 0;
     if (request.output == Terminal::pty) {

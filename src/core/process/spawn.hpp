@@ -43,11 +43,11 @@ struct FdMapping {
 
 struct SpawnRequest {
     std::vector<std::string> argv;
-    std::vector<std::string> env;       // "NAME=value" entries, complete
+    std::vector<std::string> env;  // "NAME=value" entries, complete
     // Set: stdout and stderr are made here and their read ends come back in SpawnedChild.
     std::optional<Terminal> output;
-    std::vector<FdMapping> fds;         // applied after output's; other descriptors are inherited
-                                        // unless close-on-exec
+    std::vector<FdMapping> fds;              // applied after output's; other descriptors are inherited
+                                             // unless close-on-exec
     ProcessGroup group = ProcessGroup::own;  // ignored with Terminal::pty (a new session)
     std::optional<sigset_t> signal_mask;     // the mask the child starts with; unset: ours
     bool reset_sigpipe = false;              // give the child SIGPIPE's default action back

@@ -71,8 +71,9 @@ std::string prom_escape(std::string_view s) {
 std::string render_doctor_text(const kb::DoctorReport& r, const Style& s) {
     std::string out;
     const auto n = count_by_severity(r);
-    const auto open_count = static_cast<std::size_t>(std::count_if(
-        r.findings.begin(), r.findings.end(), [](const Finding& f) { return f.status == kb::FindingStatus::open; }));
+    const auto open_count =
+        static_cast<std::size_t>(std::count_if(r.findings.begin(), r.findings.end(),
+                                               [](const Finding& f) { return f.status == kb::FindingStatus::open; }));
     out += s.bold(fmt::format("rmcp doctor: {} finding{} ({} critical, {} warning, {} info; {} open) from {} checks; "
                               "{} AMD GPU{}",
                               r.findings.size(), r.findings.size() == 1 ? "" : "s", n[2], n[1], n[0], open_count,
@@ -84,7 +85,9 @@ std::string render_doctor_text(const kb::DoctorReport& r, const Style& s) {
         std::string sev(kb::severity_name(e.severity));
         for (auto& c : sev) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
         sev = fmt::format("{:<8}", sev);
-        sev = e.severity == Severity::critical ? s.red(sev) : e.severity == Severity::warning ? s.yellow(sev) : s.dim(sev);
+        sev = e.severity == Severity::critical  ? s.red(sev)
+              : e.severity == Severity::warning ? s.yellow(sev)
+                                                : s.dim(sev);
         out += '\n';
         out += fmt::format("{} {}  [{}, {}]{}\n", sev, s.bold(e.id), e.category, kb::confidence_name(e.confidence),
                            f.gpu_index ? fmt::format("  GPU {}", gpu_label(f)) : std::string{});
@@ -100,11 +103,10 @@ std::string render_doctor_text(const kb::DoctorReport& r, const Style& s) {
         out += "  references:\n";
         for (const auto& ref : e.references) out += fmt::format("    {}\n", ref);
         // Last, so the command to paste is where the eye ends (docs/patches.md, "From finding to fixed").
-        if (f.status == kb::FindingStatus::open)
-            out += "  status: " + s.bold("open") + '\n';
+        if (f.status == kb::FindingStatus::open) out += "  status: " + s.bold("open") + '\n';
         else
-            out += "  status: " + s.green(f.status_detail.empty() ? std::string(kb::finding_status_name(f.status))
-                                                                 : f.status_detail) +
+            out += "  status: " +
+                   s.green(f.status_detail.empty() ? std::string(kb::finding_status_name(f.status)) : f.status_detail) +
                    '\n';
         if (!f.next_command.empty()) {
             const auto lines = split_lines(f.next_command);
@@ -123,7 +125,8 @@ nlohmann::json doctor_to_json(const kb::DoctorReport& r) {
     for (const auto& f : r.findings) {
         const auto& e = *f.entry;
         json evidence = json::array();
-        for (const auto& ev : f.evidence) evidence.push_back({{"fact", ev.fact}, {"value", ev.value}, {"test", ev.test}});
+        for (const auto& ev : f.evidence)
+            evidence.push_back({{"fact", ev.fact}, {"value", ev.value}, {"test", ev.test}});
         json fixes = json::array();
         for (const auto& fix : e.fixes) fixes.push_back({{"patch", fix.patch}, {"cost", fix.cost}});
         findings.push_back({
@@ -133,8 +136,9 @@ nlohmann::json doctor_to_json(const kb::DoctorReport& r) {
             {"severity", kb::severity_name(e.severity)},
             {"confidence", kb::confidence_name(e.confidence)},
             {"scope", kb::scope_name(e.scope)},
-            {"gpu", f.gpu_index ? json{{"index", *f.gpu_index}, {"node", f.gpu_node ? json(*f.gpu_node) : json(nullptr)}}
-                                : json(nullptr)},
+            {"gpu", f.gpu_index
+                        ? json{{"index", *f.gpu_index}, {"node", f.gpu_node ? json(*f.gpu_node) : json(nullptr)}}
+                        : json(nullptr)},
             {"summary", e.summary},
             {"evidence", evidence},
             {"fixes", fixes},
@@ -150,11 +154,12 @@ nlohmann::json doctor_to_json(const kb::DoctorReport& r) {
         {"entries_checked", r.entries_checked},
         {"gpus", r.gpus},
         {"notes", r.notes},
-        {"summary", {{"critical", n[2]},
-                     {"warning", n[1]},
-                     {"info", n[0]},
-                     {"open", std::count_if(r.findings.begin(), r.findings.end(),
-                                            [](const Finding& f) { return f.status == kb::FindingStatus::open; })}}},
+        {"summary",
+         {{"critical", n[2]},
+          {"warning", n[1]},
+          {"info", n[0]},
+          {"open", std::count_if(r.findings.begin(), r.findings.end(),
+                                 [](const Finding& f) { return f.status == kb::FindingStatus::open; })}}},
         {"findings", findings},
     };
 }

@@ -23,9 +23,7 @@ std::string show(const Fact<T>& f) {
     return "?";
 }
 
-std::string show_bytes(const Fact<std::uint64_t>& f) {
-    return f ? human_bytes(*f) : show(f);
-}
+std::string show_bytes(const Fact<std::uint64_t>& f) { return f ? human_bytes(*f) : show(f); }
 
 std::string access_line(const DeviceAccess& a) {
     if (!a.present) return fmt::format("{}: missing", a.path);
@@ -140,7 +138,8 @@ std::string render_facts_nfd(const Facts& f) {
     if (targets.size() == 1) out += fmt::format("rmcp.gfx_target={}\n", *targets.begin());
     out += fmt::format("rmcp.amdgpu_loaded={}\n", f.driver.loaded ? "true" : "false");
     out += fmt::format("rmcp.kfd_accessible={}\n", f.kfd.accessible.value_or(false) ? "true" : "false");
-    if (!f.rocm.empty() && f.rocm.front().version) out += fmt::format("rmcp.rocm_version={}\n", *f.rocm.front().version);
+    if (!f.rocm.empty() && f.rocm.front().version)
+        out += fmt::format("rmcp.rocm_version={}\n", *f.rocm.front().version);
     return out;
 }
 

@@ -161,15 +161,15 @@ std::map<std::string, std::string> render_kb_markdown(const kb::KnowledgeBase& k
                                     "| entry | severity | category | confidence | doctor | explain | summary |\n"
                                     "| --- | --- | --- | --- | --- | --- | --- |\n";
     for (const auto& e : kb.entries) {
-        index += fmt::format("| [{}]({}.md) | {} | {} | {} | {} | {} | {} |\n", e.id, e.id, kb::severity_name(e.severity),
-                             e.category, kb::confidence_name(e.confidence), e.applies ? "yes" : "—",
-                             e.signatures.empty() ? "—" : std::to_string(e.signatures.size()),
+        index += fmt::format("| [{}]({}.md) | {} | {} | {} | {} | {} | {} |\n", e.id, e.id,
+                             kb::severity_name(e.severity), e.category, kb::confidence_name(e.confidence),
+                             e.applies ? "yes" : "—", e.signatures.empty() ? "—" : std::to_string(e.signatures.size()),
                              md_cell(kb::summary_line(e.summary)));
         std::string page = generated;
         page += fmt::format("# {}: {}\n\n", e.id, e.title);
-        page += fmt::format("| severity | category | confidence | scope |\n| --- | --- | --- | --- |\n| {} | {} | {} | {} |\n\n",
-                            kb::severity_name(e.severity), e.category, kb::confidence_name(e.confidence),
-                            kb::scope_name(e.scope));
+        page += fmt::format(
+            "| severity | category | confidence | scope |\n| --- | --- | --- | --- |\n| {} | {} | {} | {} |\n\n",
+            kb::severity_name(e.severity), e.category, kb::confidence_name(e.confidence), kb::scope_name(e.scope));
         page += flat(e.summary) + "\n\n";
         if (!e.next_step.empty()) page += "**Next step:** " + flat(e.next_step) + "\n\n";
         page += "## When doctor reports it\n\n";
@@ -206,7 +206,8 @@ std::string render_kb_lint_text(const std::vector<kb::LintProblem>& problems, st
                                 const std::vector<std::string>& healthy, const Style& style) {
     std::string out;
     for (const auto& p : problems)
-        out += fmt::format("{} {} [{}]: {}\n", style.yellow(p.entry), style.dim("(" + p.file + ")"), p.check, p.message);
+        out +=
+            fmt::format("{} {} [{}]: {}\n", style.yellow(p.entry), style.dim("(" + p.file + ")"), p.check, p.message);
     const std::string machines = join(healthy, ", ");
     out += fmt::format("{} entries checked, {} problem{}; healthy machines: {}\n", entries, problems.size(),
                        problems.size() == 1 ? "" : "s", machines.empty() ? "none given" : machines);

@@ -22,9 +22,14 @@ nlohmann::json patch_json(const patch::Patch& p) {
         if (!op.note.empty()) o["note"] = op.note;
         ops.push_back(o);
     }
-    return {{"id", p.id},       {"title", p.title},           {"why", p.why},
-            {"cost", p.cost},   {"evidence", p.evidence},     {"references", p.references},
-            {"reversible", p.fully_reversible() ? "yes" : "partly"}, {"operations", ops}};
+    return {{"id", p.id},
+            {"title", p.title},
+            {"why", p.why},
+            {"cost", p.cost},
+            {"evidence", p.evidence},
+            {"references", p.references},
+            {"reversible", p.fully_reversible() ? "yes" : "partly"},
+            {"operations", ops}};
 }
 
 std::string describe_operation(const patch::Operation& op) {

@@ -20,7 +20,7 @@ std::string join_targets(const std::vector<std::string>& targets) {
 void file_text(std::string& out, const scan::FileScan& f, bool verbose, const Style& style) {
     const auto targets = f.targets();
     out += fmt::format("{}  {}  {}\n", style.bold(f.path), style.dim(std::string(scan::file_kind_name(f.kind))),
-               targets.empty() ? style.dim("(no GPU code)") : join_targets(targets));
+                       targets.empty() ? style.dim("(no GPU code)") : join_targets(targets));
     if (!verbose) return;
     for (const auto& c : f.code) {
         const std::string where = c.compression == scan::Compression::none
@@ -28,7 +28,7 @@ void file_text(std::string& out, const scan::FileScan& f, bool verbose, const St
                                       : fmt::format("inflated offset {} size {} in {} bundle at {}", c.offset, c.size,
                                                     scan::compression_name(c.compression), c.bundle_offset.value_or(0));
         out += fmt::format("    {:<44} {}  ({}{})\n", c.id.empty() ? c.target : c.id, where, c.container,
-                   c.code_object_version ? fmt::format(", code object v{}", c.code_object_version) : "");
+                           c.code_object_version ? fmt::format(", code object v{}", c.code_object_version) : "");
     }
 }
 
@@ -49,8 +49,8 @@ std::string scan_text(const scan::ScanReport& report, bool installations, bool v
         for (const auto& lib : inst.libraries) {
             if (lib.targets.empty() && !verbose) continue;
             any = true;
-            out += fmt::format("  {:<{}}  {}\n", lib.name, width, lib.targets.empty() ? style.dim("(no GPU code)")
-                                                                              : join_targets(lib.targets));
+            out += fmt::format("  {:<{}}  {}\n", lib.name, width,
+                               lib.targets.empty() ? style.dim("(no GPU code)") : join_targets(lib.targets));
             if (verbose)
                 for (const auto& file : lib.files) out += fmt::format("  {:<{}}    {}\n", "", width, style.dim(file));
         }
@@ -72,8 +72,8 @@ std::string scan_text(const scan::ScanReport& report, bool installations, bool v
         std::string verdict;
         if (c.covered) verdict = style.green("covered") + " by " + c.covered_by;
         else if (c.override_value)
-            verdict = style.yellow("not covered") + fmt::format("; nearest {}: HSA_OVERRIDE_GFX_VERSION={}", *c.nearest,
-                                                                *c.override_value);
+            verdict = style.yellow("not covered") +
+                      fmt::format("; nearest {}: HSA_OVERRIDE_GFX_VERSION={}", *c.nearest, *c.override_value);
         else if (c.remove_override) verdict = style.yellow("not covered") + "; " + c.reason;
         else verdict = style.red("not covered") + "; " + c.reason;
         out += fmt::format("    {} {}: {}\n", c.installation, c.library, verdict);

@@ -118,8 +118,7 @@ std::string errno_name(int err) {
 }
 
 std::string format_meta_stat(std::string_view path, const FileStat& st) {
-    return fmt::format("stat {} type={} mode={:04o} uid={} gid={}", path, type_name(st.type), st.mode, st.uid,
-                       st.gid);
+    return fmt::format("stat {} type={} mode={:04o} uid={} gid={}", path, type_name(st.type), st.mode, st.uid, st.gid);
 }
 
 std::string normalise_path(std::string_view path) {
@@ -240,8 +239,7 @@ Result<Root> Root::open(std::filesystem::path base, Resolver resolver) {
                     st.type = *t;
                     continue;
                 }
-                if (key != "mode" && key != "uid" && key != "gid")
-                    return bad(fmt::format("unknown key '{}'", key));
+                if (key != "mode" && key != "uid" && key != "gid") return bad(fmt::format("unknown key '{}'", key));
                 std::uint32_t number = 0;
                 const int base_radix = key == "mode" ? 8 : 10;
                 const auto [p, e] = std::from_chars(val.data(), val.data() + val.size(), number, base_radix);
@@ -276,7 +274,8 @@ Result<UniqueFd> Root::open_with_openat2(std::string_view path, int flags, LinkP
     open_how how{};
     const unsigned open_flags =
         static_cast<unsigned>(flags | O_CLOEXEC | (links == LinkPolicy::keep_last ? O_NOFOLLOW : 0));
-    const unsigned resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS | (links == LinkPolicy::refuse ? RESOLVE_NO_SYMLINKS : 0U);
+    const unsigned resolve =
+        RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS | (links == LinkPolicy::refuse ? RESOLVE_NO_SYMLINKS : 0U);
     how.flags = open_flags;
     how.resolve = resolve;
     std::string_view relative = path;
@@ -343,7 +342,8 @@ WalkResult Root::walk(std::string_view path, int flags, LinkPolicy links, const 
                 if (n < 0) return fail(errno, std::move(comp), todo);
                 if (static_cast<std::size_t>(n) >= buf.size()) return fail(ENAMETOOLONG, std::move(comp), todo);
                 const std::string target(buf.data(), static_cast<std::size_t>(n));
-                if (observer) (*observer)(absolute_path(names) == "/" ? "/" + comp : absolute_path(names) + "/" + comp, target);
+                if (observer)
+                    (*observer)(absolute_path(names) == "/" ? "/" + comp : absolute_path(names) + "/" + comp, target);
                 if (target.empty()) return fail(ENOENT, std::move(comp), todo);
                 if (target.front() == '/') {
                     dirs.clear();
@@ -469,8 +469,7 @@ Result<std::vector<std::string>> Root::list_dir(std::string_view path) const {
     const std::string dir_path = normalise_path(path);
     const auto add_children = [&](const auto& overrides) {
         for (const auto& [p, _] : overrides)
-            if (dirname(p) == dir_path && p.size() > dir_path.size())
-                names.emplace(p.substr(p.rfind('/') + 1));
+            if (dirname(p) == dir_path && p.size() > dir_path.size()) names.emplace(p.substr(p.rfind('/') + 1));
     };
     add_children(m_error_overrides);
     add_children(m_stat_overrides);

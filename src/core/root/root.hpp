@@ -62,10 +62,10 @@ enum class Resolver {
 using LinkObserver = std::function<void(const std::string& link, const std::string& target)>;
 
 struct WalkResult {
-    UniqueFd fd;           // the object, opened with the requested flags; invalid on failure
-    int error = 0;         // errno on failure
-    std::string resolved;  // success: the path inside the root, links resolved;
-                           // failure: the deepest directory reached
+    UniqueFd fd;                    // the object, opened with the requested flags; invalid on failure
+    int error = 0;                  // errno on failure
+    std::string resolved;           // success: the path inside the root, links resolved;
+                                    // failure: the deepest directory reached
     std::vector<std::string> rest;  // failure: the components not resolved, the failing one first
 };
 

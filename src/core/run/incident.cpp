@@ -126,7 +126,8 @@ json incident_report(const RunResult& result, const ReportInputs& inputs) {
                    {"attempts", attempts}};
     report["facts"] = inputs.facts ? relevant_facts(*inputs.facts) : json(nullptr);
     if (inputs.kernel_log) {
-        report["kernel_log"] = {{"source", inputs.kernel_log->source.empty() ? json(nullptr) : json(inputs.kernel_log->source)},
+        report["kernel_log"] = {{"source",
+                                 inputs.kernel_log->source.empty() ? json(nullptr) : json(inputs.kernel_log->source)},
                                 {"lines", inputs.kernel_log->lines}};
         if (!inputs.kernel_log->error.empty()) report["kernel_log"]["error"] = inputs.kernel_log->error;
     } else {
@@ -144,11 +145,13 @@ std::vector<std::string> summary_lines(const RunResult& result) {
                                     : fmt::format("exit {}", a.exit_status);
         const std::string profile = a.rung.profile.empty() ? "no profile" : "profile " + a.rung.profile;
         lines.push_back(fmt::format("attempt {} ({}{}): {}{}", a.number, profile, a.rung.hide_gpu ? ", GPU hidden" : "",
-                                    how, a.stalled ? fmt::format(", stopped after no output (suspected GPU hang)") : ""));
+                                    how,
+                                    a.stalled ? fmt::format(", stopped after no output (suspected GPU hang)") : ""));
         for (const auto& m : a.matches) {
             if (!is_gpu_failure_category(m.first.category)) continue;
             lines.push_back(fmt::format("  recognised {} [{}]: {}", m.first.entry_id, m.first.category, m.first.title));
-            if (!m.first.line.empty()) lines.push_back(fmt::format("    {}: {}", stream_name(m.first.stream), m.first.line));
+            if (!m.first.line.empty())
+                lines.push_back(fmt::format("    {}: {}", stream_name(m.first.stream), m.first.line));
         }
     }
     return lines;

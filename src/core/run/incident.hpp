@@ -28,14 +28,15 @@ inline constexpr std::size_t k_kernel_log_lines = 400;
 // A report waits this long for each of journalctl and dmesg (docs/run.md).
 inline constexpr std::chrono::milliseconds k_kernel_log_timeout{3000};
 
-KernelLogLines read_kernel_log_since(std::chrono::system_clock::time_point since,
-                                     const process::CommandRunner& runner = process::system_runner(k_kernel_log_timeout));
+KernelLogLines read_kernel_log_since(
+    std::chrono::system_clock::time_point since,
+    const process::CommandRunner& runner = process::system_runner(k_kernel_log_timeout));
 
 struct ReportInputs {
     std::vector<std::string> command;
-    std::string requested_profile;          // as given to --profile ("auto", a name, or "")
+    std::string requested_profile;  // as given to --profile ("auto", a name, or "")
     std::string log_path;
-    std::optional<nlohmann::json> facts;    // detect's JSON, reduced by relevant_facts()
+    std::optional<nlohmann::json> facts;  // detect's JSON, reduced by relevant_facts()
     std::optional<KernelLogLines> kernel_log;
 };
 

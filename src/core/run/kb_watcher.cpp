@@ -20,8 +20,9 @@ class KbWatcher final : public OutputWatcher {
 public:
     explicit KbWatcher(std::shared_ptr<const Compiled> compiled) : m_compiled(std::move(compiled)) {
         for (std::size_t s = 0; s < 2; ++s)
-            m_scanners[s] = std::make_unique<explain::LogScanner>(
-                m_compiled->set, [this, s](const explain::Match& m) { on_match(static_cast<StreamId>(s), m); });
+            m_scanners[s] = std::make_unique<explain::LogScanner>(m_compiled->set, [this, s](const explain::Match& m) {
+                on_match(static_cast<StreamId>(s), m);
+            });
     }
 
     std::vector<WatchMatch> feed(StreamId stream, std::string_view bytes) override {
@@ -82,7 +83,8 @@ WatcherFactory kb_watcher_factory(std::filesystem::path kb_dir) {
                     cache->compiled = Result<std::shared_ptr<const Compiled>>(set.error());
                 } else {
                     compiled->set = std::move(*set);
-                    cache->compiled = Result<std::shared_ptr<const Compiled>>(std::shared_ptr<const Compiled>(compiled));
+                    cache->compiled =
+                        Result<std::shared_ptr<const Compiled>>(std::shared_ptr<const Compiled>(compiled));
                 }
             }
         }

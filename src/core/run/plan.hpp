@@ -15,14 +15,14 @@ namespace rmcp::run {
 enum class Fallback { none, cpu };
 
 struct PlanRequest {
-    std::string start;                          // a profile name ("auto" is decided by patch::choose_auto)
+    std::string start;  // a profile name ("auto" is decided by patch::choose_auto)
     // The first rung's environment when the caller resolved it (auto: the rung plus the
     // findings' fixes); its name is the rung the retries climb from.
     std::optional<patch::ProfileEnv> start_env;
     unsigned retries = 0;
     Fallback fallback = Fallback::none;
-    std::vector<std::string> gpu_targets;       // physical gfx targets (patch::gpu_targets)
-    patch::UserEnv user_env;                    // the user's profile.env, applied first
+    std::vector<std::string> gpu_targets;  // physical gfx targets (patch::gpu_targets)
+    patch::UserEnv user_env;               // the user's profile.env, applied first
 };
 
 // attempt 1 under `start`, each retry one rung stricter (rungs that change nothing here are

@@ -170,7 +170,8 @@ std::string line_around(std::string_view recent, std::string_view chunk, std::ui
     std::size_t begin = nl_before == std::string::npos ? 0 : nl_before + 1;
     std::size_t end = buf.find('\n', pos);
     if (end == std::string::npos) end = buf.size();
-    if (end - begin > k_line_cap) begin = end - k_line_cap > pos ? (pos > k_line_cap / 2 ? pos - k_line_cap / 2 : 0) : end - k_line_cap;
+    if (end - begin > k_line_cap)
+        begin = end - k_line_cap > pos ? (pos > k_line_cap / 2 ? pos - k_line_cap / 2 : 0) : end - k_line_cap;
     std::string line = buf.substr(begin, std::min(end - begin, k_line_cap));
     while (!line.empty() && (line.back() == '\r' || line.back() == '\n')) line.pop_back();
     return line;
@@ -212,7 +213,7 @@ public:
             ::unlink(alloc_log.c_str());
             const auto old = env_value(env, "LD_PRELOAD");
             env = apply_env(env, {{"LD_PRELOAD", old && !old->empty() ? m_options.preload_library + ":" + *old
-                                                                         : m_options.preload_library},
+                                                                      : m_options.preload_library},
                                   {"RMCP_ALLOC", "trace"},
                                   {"RMCP_ALLOC_LOG", alloc_log}});
         }
@@ -236,13 +237,16 @@ public:
         m_attempt.pid = child->pid;
         m_fds[0] = std::move(child->out_fd);
         m_fds[1] = std::move(child->err_fd);
-        for (std::size_t i = 0; i < 2; ++i) m_tee[i] = is_pipe(m_fds[i].get()) && is_pipe(i == 0 ? m_options.out_fd : m_options.err_fd);
+        for (std::size_t i = 0; i < 2; ++i)
+            m_tee[i] = is_pipe(m_fds[i].get()) && is_pipe(i == 0 ? m_options.out_fd : m_options.err_fd);
         relay_until_done(t0);
         m_attempt.duration_s = std::chrono::duration<double>(Clock::now() - t0).count();
         if (m_watcher)
             for (auto& match : m_watcher->finish()) {
                 const auto& recent = m_recent[static_cast<std::size_t>(match.stream)];
-                if (match.line.empty()) match.line = line_around(recent, {}, m_offsets[static_cast<std::size_t>(match.stream)], match.end_offset);
+                if (match.line.empty())
+                    match.line =
+                        line_around(recent, {}, m_offsets[static_cast<std::size_t>(match.stream)], match.end_offset);
                 add_match(std::move(match));
             }
         m_attempt.excerpt = last_lines(m_tail, m_tail_truncated);
@@ -531,9 +535,7 @@ private:
         }
     }
 
-    void close_stream(std::size_t s) {
-        m_fds[s].reset();
-    }
+    void close_stream(std::size_t s) { m_fds[s].reset(); }
 
     void read_allocations(const std::string& path) {
         std::FILE* f = std::fopen(path.c_str(), "re");
@@ -648,12 +650,13 @@ RunResult supervise(const RunOptions& options, Diagnostics& diag) {
         if (!attempt.gpu_failure || user_stopped || i + 1 >= options.plan.size()) break;
         // Whatever the failed attempt left running (DataLoader workers) may still hold the GPU.
         if (attempt.pid > 0) ::kill(-attempt.pid, SIGKILL);
-        diag.note(fmt::format("attempt {} under profile {} ended with {} ({}); retrying under profile {} (attempt {} of {})",
-                              attempt.number, rung_name(rung),
-                              attempt.end == AttemptEnd::signaled ? fmt::format("signal {}", attempt.exit_status)
-                                                                  : fmt::format("exit {}", attempt.exit_status),
-                              attempt.stalled ? std::string("stalled") : first_gpu_match(attempt),
-                              rung_name(options.plan[i + 1]), i + 2, options.plan.size()));
+        diag.note(
+            fmt::format("attempt {} under profile {} ended with {} ({}); retrying under profile {} (attempt {} of {})",
+                        attempt.number, rung_name(rung),
+                        attempt.end == AttemptEnd::signaled ? fmt::format("signal {}", attempt.exit_status)
+                                                            : fmt::format("exit {}", attempt.exit_status),
+                        attempt.stalled ? std::string("stalled") : first_gpu_match(attempt),
+                        rung_name(options.plan[i + 1]), i + 2, options.plan.size()));
     }
     result.exit_code = result.attempts.back().shell_code();
     result.duration_s = std::chrono::duration<double>(Clock::now() - t0).count();

@@ -21,31 +21,31 @@ namespace rmcp::run {
 // The supervisor's options speak the process module's terms; the CLI and the plan name
 // them from here.
 using process::apply_env;
-using process::EnvChange;
 using process::env_value;
+using process::EnvChange;
 using process::Terminal;
 
 // One rung of the escalation ladder as the supervisor sees it: a name for the report and
 // the environment edits that make it (hiding the GPU included when hide_gpu is set).
 struct Rung {
-    std::string profile;       // "" : the user's environment unchanged
+    std::string profile;  // "" : the user's environment unchanged
     std::vector<EnvChange> env;
     bool hide_gpu = false;
 };
 
 struct RunOptions {
     std::vector<std::string> argv;
-    std::vector<Rung> plan;            // attempt i runs under plan[i]; at least one rung
+    std::vector<Rung> plan;  // attempt i runs under plan[i]; at least one rung
     Terminal terminal = Terminal::pipes;
-    std::string log_path;              // "" : no log
+    std::string log_path;  // "" : no log
     // Seconds; anything outside [0, k_max_seconds] (NaN included) is clamped into it here,
     // and the CLI refuses it outright (check_seconds).
-    double stall_timeout_s = 0;        // 0 : never
-    double kill_grace_s = 5;           // SIGTERM → SIGKILL (a stall, or SIGTERM/SIGHUP to rmcp)
-    double interrupt_window_s = 3;     // a second SIGINT within this kills the group
-    std::string preload_library;       // "" : no allocation trace (--trace-alloc seam)
-    WatcherFactory watcher;            // may be empty: nothing is recognised
-    int out_fd = 1;                    // where the child's stdout and stderr are relayed
+    double stall_timeout_s = 0;     // 0 : never
+    double kill_grace_s = 5;        // SIGTERM → SIGKILL (a stall, or SIGTERM/SIGHUP to rmcp)
+    double interrupt_window_s = 3;  // a second SIGINT within this kills the group
+    std::string preload_library;    // "" : no allocation trace (--trace-alloc seam)
+    WatcherFactory watcher;         // may be empty: nothing is recognised
+    int out_fd = 1;                 // where the child's stdout and stderr are relayed
     int err_fd = 2;
 };
 
@@ -62,16 +62,16 @@ struct MatchSummary {
 
 struct Attempt {
     unsigned number = 1;
-    int pid = 0;                         // also its process group id
+    int pid = 0;  // also its process group id
     Rung rung;
     std::chrono::system_clock::time_point started;
     double duration_s = 0;
     AttemptEnd end = AttemptEnd::exited;
-    int exit_status = 0;                 // exit code, or the signal number
+    int exit_status = 0;  // exit code, or the signal number
     bool core_dumped = false;
-    bool stalled = false;                // killed by rmcp after --stall-timeout of silence
-    int forwarded_signal = 0;            // the first signal the user sent (0: none)
-    bool killed_after_interrupt = false; // a second SIGINT
+    bool stalled = false;                 // killed by rmcp after --stall-timeout of silence
+    int forwarded_signal = 0;             // the first signal the user sent (0: none)
+    bool killed_after_interrupt = false;  // a second SIGINT
     // SIGTERM or SIGHUP reached rmcp, was forwarded to the group, and the group still ran
     // after --kill-grace: rmcp killed it and ends with 128+signal (0: not so).
     int ended_by_signal = 0;
@@ -79,11 +79,11 @@ struct Attempt {
     // after the child's exit is bounded: k_drain_limit); they are left running.
     std::vector<int> background_processes;
     std::uint64_t bytes_out = 0, bytes_err = 0;
-    std::vector<MatchSummary> matches;   // one per entry, in order of first appearance
-    std::vector<std::string> excerpt;    // the last lines of output, both streams in arrival order
+    std::vector<MatchSummary> matches;          // one per entry, in order of first appearance
+    std::vector<std::string> excerpt;           // the last lines of output, both streams in arrival order
     std::optional<nlohmann::json> allocations;  // librmcp_preload.so summary (--trace-alloc)
-    std::string error;                   // why it could not start
-    bool gpu_failure = false;            // recognised GPU failure or stall: a retry may help
+    std::string error;                          // why it could not start
+    bool gpu_failure = false;                   // recognised GPU failure or stall: a retry may help
 
     // The code a shell would see: the exit status, or 128+N for signal N.
     [[nodiscard]] int shell_code() const;

@@ -20,7 +20,7 @@ std::string_view stream_name(StreamId s);
 
 struct WatchMatch {
     std::string entry_id;
-    std::string category;   // one of kb::k_categories
+    std::string category;  // one of kb::k_categories
     std::string title;
     std::string severity;
     StreamId stream = StreamId::out;

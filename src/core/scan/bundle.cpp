@@ -22,8 +22,8 @@ enum class TableStatus { complete, need_more, malformed };
 struct Table {
     TableStatus status = TableStatus::malformed;
     std::vector<RawEntry> entries;
-    std::uint64_t end = 0;        // first byte after the table
-    Warning problem;              // offset relative to the bundle start
+    std::uint64_t end = 0;  // first byte after the table
+    Warning problem;        // offset relative to the bundle start
 };
 
 std::string printable(std::string_view raw) {
@@ -49,7 +49,8 @@ Table parse_table(Bytes buf, const ScanLimits& limits) {
     // Each record is at least 24 bytes: a count that cannot fit is hostile, not truncated,
     // unless the buffer is only a prefix (the caller decides by what it can inflate).
     if (*count > limits.max_entries) {
-        t.problem = {k_bundle_magic.size(), fmt::format("bundle claims {} entries (limit {})", *count, limits.max_entries)};
+        t.problem = {k_bundle_magic.size(),
+                     fmt::format("bundle claims {} entries (limit {})", *count, limits.max_entries)};
         return t;
     }
     for (std::uint64_t i = 0; i < *count; ++i) {
@@ -101,7 +102,8 @@ void add_entries(Bundle& bundle, const Table& table, std::uint64_t available, By
         }
         e.offset = absolute_offsets ? bundle.offset + raw.offset : raw.offset;
         e.size = raw.size;
-        if (auto obj = sub(contents, raw.offset, std::min<std::uint64_t>(raw.size, contents.size())); obj && raw.size > 0) {
+        if (auto obj = sub(contents, raw.offset, std::min<std::uint64_t>(raw.size, contents.size()));
+            obj && raw.size > 0) {
             std::vector<Warning> obj_warnings;
             e.code_object = read_code_object(*obj, absolute_offsets ? e.offset : file_base, obj_warnings);
             if (!e.parsed.target.empty() && is_amdgpu_elf(*obj)) {
@@ -126,9 +128,8 @@ std::optional<Bundle> parse_plain(Bytes data, std::uint64_t base, const ScanLimi
         const std::string why = table.status == TableStatus::need_more && table.problem.message.empty()
                                     ? "bundle header is truncated"
                                     : table.problem.message;
-        warnings.push_back({base + table.problem.offset, table.status == TableStatus::need_more
-                                                             ? fmt::format("{} (file ends)", why)
-                                                             : why});
+        warnings.push_back({base + table.problem.offset,
+                            table.status == TableStatus::need_more ? fmt::format("{} (file ends)", why) : why});
         if (table.entries.empty()) return std::nullopt;
     }
     Bundle bundle;
@@ -184,15 +185,15 @@ std::optional<Bundle> parse_compressed(Bytes data, std::uint64_t base, const Sca
     std::uint64_t payload_end = data.size();
     if (total) {
         if (*total < header_size || *total > data.size()) {
-            warnings.push_back({base + 8, fmt::format("compressed bundle claims {} bytes but {} are there", *total,
-                                                      data.size())});
+            warnings.push_back(
+                {base + 8, fmt::format("compressed bundle claims {} bytes but {} are there", *total, data.size())});
             if (*total < header_size) return std::nullopt;
         } else {
             payload_end = *total;
         }
     }
-    const Bytes payload = data.subspan(static_cast<std::size_t>(header_size),
-                                       static_cast<std::size_t>(payload_end - header_size));
+    const Bytes payload =
+        data.subspan(static_cast<std::size_t>(header_size), static_cast<std::size_t>(payload_end - header_size));
     if (*method == 0) {
         bundle.compression = Compression::zlib;
         warnings.push_back({base + 6, "zlib-compressed bundle: its entries are not read (zstd only)"});
@@ -258,8 +259,8 @@ std::optional<Bundle> parse_compressed(Bytes data, std::uint64_t base, const Sca
                                     fmt::format("compressed bundle's entry table exceeds the {}-byte inspection cap",
                                                 limits.max_inflated)});
             else
-                warnings.push_back({base + header_size + in.pos,
-                                    "compressed bundle ends inside its entry table (truncated)"});
+                warnings.push_back(
+                    {base + header_size + in.pos, "compressed bundle ends inside its entry table (truncated)"});
             table.status = TableStatus::need_more;
             break;
         }
@@ -271,7 +272,8 @@ std::optional<Bundle> parse_compressed(Bytes data, std::uint64_t base, const Sca
     }
     if (table.status == TableStatus::complete && bundle.uncompressed_size < table.end)
         warnings.push_back({base + 8, fmt::format("compressed bundle claims {} inflated bytes, less than its entry "
-                                                  "table ({} bytes)", bundle.uncompressed_size, table.end)});
+                                                  "table ({} bytes)",
+                                                  bundle.uncompressed_size, table.end)});
     add_entries(bundle, table, bundle.uncompressed_size, Bytes{out.data(), out.size()}, base, false, warnings);
     return bundle;
 }

@@ -22,9 +22,9 @@ namespace rmcp::scan {
 
 // Limits that keep hostile inputs from costing time or memory.
 struct ScanLimits {
-    std::uint64_t max_entries = 65536;            // real bundles hold tens of entries
-    std::uint64_t max_entry_id = 4096;            // real ids are ~40 bytes
-    std::uint64_t max_inflated = std::uint64_t{1} << 20;  // bytes of a CCOB inflated to read its table
+    std::uint64_t max_entries = 65536;                              // real bundles hold tens of entries
+    std::uint64_t max_entry_id = 4096;                              // real ids are ~40 bytes
+    std::uint64_t max_inflated = std::uint64_t{1} << 20;            // bytes of a CCOB inflated to read its table
     std::uint64_t embedded_search_limit = std::uint64_t{64} << 20;  // per file; 0 = no limit
     std::uint64_t max_bundles_per_region = 100000;
     bool sweep_with_fatbin = false;  // also sweep data sections of files that have .hip_fatbin
@@ -45,16 +45,16 @@ enum class Compression { none, zstd, zlib };
 std::string_view compression_name(Compression c);
 
 struct BundleEntry {
-    std::string id;           // as stored; bytes outside printable ASCII escaped as \xNN
+    std::string id;  // as stored; bytes outside printable ASCII escaped as \xNN
     EntryId parsed;
-    std::uint64_t offset = 0; // plain bundle: absolute in the file; compressed: in the inflated bundle
+    std::uint64_t offset = 0;  // plain bundle: absolute in the file; compressed: in the inflated bundle
     std::uint64_t size = 0;
     std::optional<CodeObjectInfo> code_object;  // from the entry's ELF header, when it could be read
 };
 
 struct Bundle {
-    std::uint64_t offset = 0;          // absolute start in the file
-    std::uint64_t extent = 0;          // bytes it occupies in the file; 0 when unknown
+    std::uint64_t offset = 0;  // absolute start in the file
+    std::uint64_t extent = 0;  // bytes it occupies in the file; 0 when unknown
     Compression compression = Compression::none;
     std::uint16_t compressed_version = 0;
     std::uint64_t uncompressed_size = 0;  // as claimed by a CCOB header

@@ -40,9 +40,7 @@ inline bool has_prefix(Bytes b, std::uint64_t offset, std::string_view magic) {
     return in_bounds(b.size(), offset, magic.size()) && std::memcmp(b.data() + offset, magic.data(), magic.size()) == 0;
 }
 
-inline std::string_view as_chars(Bytes b) {
-    return {reinterpret_cast<const char*>(b.data()), b.size()};
-}
+inline std::string_view as_chars(Bytes b) { return {reinterpret_cast<const char*>(b.data()), b.size()}; }
 
 // A file mapped read-only. Touching the mapping is what costs memory, so callers read
 // headers and tables only, and release() ranges they had to sweep (embedded-object search)

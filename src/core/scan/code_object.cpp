@@ -17,19 +17,21 @@ struct MachRow {
 // EF_AMDGPU_MACH values: LLVM llvm/include/llvm/BinaryFormat/ELF.h and AMDGPUUsage
 // "AMDGPU EF_AMDGPU_MACH Values" (docs/domain.md lists the RDNA subset).
 constexpr MachRow k_mach[] = {
-    {0x020, "gfx600"},  {0x021, "gfx601"},  {0x022, "gfx700"},  {0x023, "gfx701"},  {0x024, "gfx702"},
-    {0x025, "gfx703"},  {0x026, "gfx704"},  {0x028, "gfx801"},  {0x029, "gfx802"},  {0x02a, "gfx803"},
-    {0x02b, "gfx810"},  {0x02c, "gfx900"},  {0x02d, "gfx902"},  {0x02e, "gfx904"},  {0x02f, "gfx906"},
-    {0x030, "gfx908"},  {0x031, "gfx909"},  {0x032, "gfx90c"},  {0x033, "gfx1010"}, {0x034, "gfx1011"},
-    {0x035, "gfx1012"}, {0x036, "gfx1030"}, {0x037, "gfx1031"}, {0x038, "gfx1032"}, {0x039, "gfx1033"},
-    {0x03a, "gfx602"},  {0x03b, "gfx705"},  {0x03c, "gfx805"},  {0x03d, "gfx1035"}, {0x03e, "gfx1034"},
-    {0x03f, "gfx90a"},  {0x040, "gfx940"},  {0x041, "gfx1100"}, {0x042, "gfx1013"}, {0x043, "gfx1150"},
-    {0x044, "gfx1103"}, {0x045, "gfx1036"}, {0x046, "gfx1101"}, {0x047, "gfx1102"}, {0x048, "gfx1200"},
-    {0x049, "gfx1250"}, {0x04a, "gfx1151"}, {0x04b, "gfx941"},  {0x04c, "gfx942"},  {0x04e, "gfx1201"},
-    {0x04f, "gfx950"},  {0x050, "gfx1310"}, {0x051, "gfx9-generic"}, {0x052, "gfx10-1-generic"},
-    {0x053, "gfx10-3-generic"}, {0x054, "gfx11-generic"}, {0x055, "gfx1152"}, {0x058, "gfx1153"},
-    {0x059, "gfx12-generic"}, {0x05a, "gfx1251"}, {0x05b, "gfx12-5-generic"}, {0x05c, "gfx1172"},
-    {0x05d, "gfx1170"}, {0x05e, "gfx1171"}, {0x05f, "gfx9-4-generic"},
+    {0x020, "gfx600"},          {0x021, "gfx601"},          {0x022, "gfx700"},        {0x023, "gfx701"},
+    {0x024, "gfx702"},          {0x025, "gfx703"},          {0x026, "gfx704"},        {0x028, "gfx801"},
+    {0x029, "gfx802"},          {0x02a, "gfx803"},          {0x02b, "gfx810"},        {0x02c, "gfx900"},
+    {0x02d, "gfx902"},          {0x02e, "gfx904"},          {0x02f, "gfx906"},        {0x030, "gfx908"},
+    {0x031, "gfx909"},          {0x032, "gfx90c"},          {0x033, "gfx1010"},       {0x034, "gfx1011"},
+    {0x035, "gfx1012"},         {0x036, "gfx1030"},         {0x037, "gfx1031"},       {0x038, "gfx1032"},
+    {0x039, "gfx1033"},         {0x03a, "gfx602"},          {0x03b, "gfx705"},        {0x03c, "gfx805"},
+    {0x03d, "gfx1035"},         {0x03e, "gfx1034"},         {0x03f, "gfx90a"},        {0x040, "gfx940"},
+    {0x041, "gfx1100"},         {0x042, "gfx1013"},         {0x043, "gfx1150"},       {0x044, "gfx1103"},
+    {0x045, "gfx1036"},         {0x046, "gfx1101"},         {0x047, "gfx1102"},       {0x048, "gfx1200"},
+    {0x049, "gfx1250"},         {0x04a, "gfx1151"},         {0x04b, "gfx941"},        {0x04c, "gfx942"},
+    {0x04e, "gfx1201"},         {0x04f, "gfx950"},          {0x050, "gfx1310"},       {0x051, "gfx9-generic"},
+    {0x052, "gfx10-1-generic"}, {0x053, "gfx10-3-generic"}, {0x054, "gfx11-generic"}, {0x055, "gfx1152"},
+    {0x058, "gfx1153"},         {0x059, "gfx12-generic"},   {0x05a, "gfx1251"},       {0x05b, "gfx12-5-generic"},
+    {0x05c, "gfx1172"},         {0x05d, "gfx1170"},         {0x05e, "gfx1171"},       {0x05f, "gfx9-4-generic"},
 };
 
 constexpr std::uint32_t k_ef_amdgpu_mach = 0x0ff;
@@ -63,7 +65,8 @@ std::optional<TargetId> target_from_notes(Bytes notes, std::uint64_t at, std::ve
         const std::uint64_t desc_at = name_at + ((std::uint64_t{namesz} + 3) & ~std::uint64_t{3});
         if (!in_bounds(notes.size(), name_at, namesz) || !in_bounds(notes.size(), desc_at, descsz)) break;
         const auto name = as_chars(notes.subspan(static_cast<std::size_t>(name_at), namesz));
-        if (type == k_nt_amd_hsa_isa_version && (name == std::string_view("AMD\0", 4) || name == "AMD") && descsz >= 16) {
+        if (type == k_nt_amd_hsa_isa_version && (name == std::string_view("AMD\0", 4) || name == "AMD") &&
+            descsz >= 16) {
             const auto major = *read_le<std::uint32_t>(notes, desc_at + 4);
             const auto minor = *read_le<std::uint32_t>(notes, desc_at + 8);
             const auto stepping = *read_le<std::uint32_t>(notes, desc_at + 12);
@@ -200,8 +203,11 @@ std::vector<std::string_view> known_processors() {
 }
 
 bool is_amdgpu_elf(Bytes b) {
-    return has_prefix(b, 0, "\x7f" "ELF") && b.size() >= sizeof(Elf64_Ehdr) && b[EI_CLASS] == ELFCLASS64 &&
-           b[EI_DATA] == ELFDATA2LSB && read_le<std::uint16_t>(b, offsetof(Elf64_Ehdr, e_machine)) == k_em_amdgpu;
+    return has_prefix(b, 0,
+                      "\x7f"
+                      "ELF") &&
+           b.size() >= sizeof(Elf64_Ehdr) && b[EI_CLASS] == ELFCLASS64 && b[EI_DATA] == ELFDATA2LSB &&
+           read_le<std::uint16_t>(b, offsetof(Elf64_Ehdr, e_machine)) == k_em_amdgpu;
 }
 
 std::optional<CodeObjectInfo> read_code_object(Bytes b, std::uint64_t base, std::vector<Warning>& warnings) {

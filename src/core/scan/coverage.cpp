@@ -23,9 +23,9 @@ std::string processor_of(std::string_view target) { return std::string(target.su
 // Debian installs ROCm into /usr/lib/<multiarch> among every other library: only these
 // names are ROCm's (Debian package names: libamdhip64-5, librocrand1, libhsa-runtime64-1, ...).
 constexpr std::string_view k_rocm_library_prefixes[] = {
-    "libamdhip64",  "libhsa-runtime64", "librocblas",   "libMIOpen",   "libhipblas",  "libhipblaslt",
-    "librccl",      "librocfft",        "libhipfft",    "librocsparse", "libhipsparse", "librocrand",
-    "libhiprand",   "librocsolver",     "libhipsolver", "libmigraphx", "librocalution", "libhiprtc",
+    "libamdhip64", "libhsa-runtime64", "librocblas",   "libMIOpen",    "libhipblas",    "libhipblaslt",
+    "librccl",     "librocfft",        "libhipfft",    "librocsparse", "libhipsparse",  "librocrand",
+    "libhiprand",  "librocsolver",     "libhipsolver", "libmigraphx",  "librocalution", "libhiprtc",
 };
 
 bool is_shared_library(std::string_view name) {
@@ -183,7 +183,8 @@ Coverage assess(std::string_view chip, std::string_view effective, const std::ve
     const auto chip_proc = processor_of(chip);
     c.chip_covered = !covering_target(chip_proc, library_targets).empty();
     if (!c.chip_covered)
-        if (const auto near = nearest_in_family(chip_proc, library_targets)) c.chip_override = override_value_for(*near);
+        if (const auto near = nearest_in_family(chip_proc, library_targets))
+            c.chip_override = override_value_for(*near);
     const auto want = processor_of(effective);
     c.covered_by = covering_target(want, library_targets);
     if (!c.covered_by.empty()) {
@@ -200,7 +201,8 @@ Coverage assess(std::string_view chip, std::string_view effective, const std::ve
     if (best && *best == chip_proc) {
         c.nearest = best;
         c.remove_override = true;
-        c.reason = fmt::format("no code for {}, but native code for the chip ({}): remove the override", want, chip_proc);
+        c.reason =
+            fmt::format("no code for {}, but native code for the chip ({}): remove the override", want, chip_proc);
         return c;
     }
     if (best) {
@@ -300,16 +302,21 @@ json scan_report_json(const ScanReport& report) {
     for (const auto& f : report.files) {
         json code = json::array();
         for (const auto& c : f.code) {
-            json e = {{"container", c.container}, {"id", c.id}, {"target", c.target}, {"offset", c.offset},
-                      {"size", c.size}, {"compression", compression_name(c.compression)}};
+            json e = {{"container", c.container}, {"id", c.id},     {"target", c.target},
+                      {"offset", c.offset},       {"size", c.size}, {"compression", compression_name(c.compression)}};
             e["bundle_offset"] = c.bundle_offset ? json(*c.bundle_offset) : json(nullptr);
             e["code_object_version"] = c.code_object_version ? json(c.code_object_version) : json(nullptr);
             code.push_back(std::move(e));
         }
         json warnings = json::array();
         for (const auto& w : f.warnings) warnings.push_back({{"offset", w.offset}, {"message", w.message}});
-        files.push_back({{"path", f.path}, {"kind", file_kind_name(f.kind)}, {"size", f.size}, {"bundles", f.bundles},
-                         {"targets", f.targets()}, {"entries", std::move(code)}, {"warnings", std::move(warnings)}});
+        files.push_back({{"path", f.path},
+                         {"kind", file_kind_name(f.kind)},
+                         {"size", f.size},
+                         {"bundles", f.bundles},
+                         {"targets", f.targets()},
+                         {"entries", std::move(code)},
+                         {"warnings", std::move(warnings)}});
     }
     json out = {{"schema_version", k_scan_schema_version}, {"files", std::move(files)}};
     out["libraries"] = libraries_json(report);
@@ -334,7 +341,8 @@ json libraries_json(const ScanReport& report) {
                 paths.insert(paths.end(), lib.files.begin(), lib.files.end());
             }
         }
-        json entry = {{"path", inst.path}, {"targets", std::vector<std::string>(all.begin(), all.end())},
+        json entry = {{"path", inst.path},
+                      {"targets", std::vector<std::string>(all.begin(), all.end())},
                       {"libraries", std::move(libs)}};
         (inst.kind == "torch" ? torch : rocm).push_back(std::move(entry));
     }

@@ -23,29 +23,29 @@ struct LibraryScan {
 };
 
 struct InstallationScan {
-    std::string kind;                  // "rocm" or "torch"
-    std::string path;                  // as in facts (rocm[].path, torch[].path)
+    std::string kind;  // "rocm" or "torch"
+    std::string path;  // as in facts (rocm[].path, torch[].path)
     std::vector<LibraryScan> libraries;
 };
 
 struct Coverage {
     std::optional<unsigned> node;
-    std::string gpu_target;            // the chip (KFD)
-    std::string effective_target;      // what the runtime asks for, after overrides
+    std::string gpu_target;        // the chip (KFD)
+    std::string effective_target;  // what the runtime asks for, after overrides
     std::string installation;
     std::string library;
     bool covered = false;
-    std::string covered_by;            // the target id that covers it (maybe a generic target)
+    std::string covered_by;                     // the target id that covers it (maybe a generic target)
     std::optional<std::string> nearest;         // covered target of the chip's ISA family
     std::optional<std::string> override_value;  // HSA_OVERRIDE_GFX_VERSION value selecting `nearest`
-    bool remove_override = false;      // covered natively once the current override is removed
+    bool remove_override = false;               // covered natively once the current override is removed
     // The chip itself, whatever the override says: is there code for its own processor (or
     // its generic target)? And if not, the override value of the closest covered target of
     // its ISA family. Knowledge-base rules use these to decide whether an override is needed
     // by this library (an override the installed library needs must never be removed).
     bool chip_covered = false;
     std::optional<std::string> chip_override;
-    std::string reason;                // one sentence for people
+    std::string reason;  // one sentence for people
 };
 
 // The verdict for one target against one library's targets (pure; unit-tested).

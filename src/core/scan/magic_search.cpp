@@ -15,8 +15,10 @@ namespace rmcp::scan {
 
 namespace {
 
-constexpr std::array<std::string_view, 3> k_magics = {
-    std::string_view("\x7f" "ELF\x02\x01\x01", 7), k_bundle_magic, k_compressed_magic};
+constexpr std::array<std::string_view, 3> k_magics = {std::string_view("\x7f"
+                                                                       "ELF\x02\x01\x01",
+                                                                       7),
+                                                      k_bundle_magic, k_compressed_magic};
 
 // nullptr when Hyperscan cannot compile here (a CPU without SSSE3): the caller falls back.
 const hs_database_t* database() {
@@ -44,7 +46,7 @@ const hs_database_t* database() {
 }
 
 constexpr std::size_t k_longest_magic =
-    std::max_element(k_magics.begin(), k_magics.end(), [](auto a, auto b) { return a.size() < b.size(); })->size();
+    std::max_element(k_magics.begin(), k_magics.end(), [](auto a, auto b) { return a.size() < b.size(); }) -> size();
 
 struct Collect {
     std::vector<std::uint64_t>* hits;
@@ -90,7 +92,7 @@ void find_magics(Bytes range, std::uint64_t starts_before, std::vector<std::uint
         return hs_scan(db, data, static_cast<unsigned>(size), 0, scratch.get(), &on_match, &collect);
     };
     if (!usable || hyperscan::scan_without_overread(as_chars(range), k_longest_magic - 1, hs_error_t{HS_SUCCESS},
-                                                     scan_piece) != HS_SUCCESS) {
+                                                    scan_piece) != HS_SUCCESS) {
         hits.resize(first);
         find_with_memmem(range, starts_before, hits);
     }

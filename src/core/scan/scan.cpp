@@ -16,8 +16,10 @@ namespace rmcp::scan {
 
 namespace {
 
-constexpr std::string_view k_elf_magic = "\x7f" "ELF";
-constexpr std::string_view k_elf64le_magic = "\x7f" "ELF\x02\x01\x01";
+constexpr std::string_view k_elf_magic = "\x7f"
+                                         "ELF";
+constexpr std::string_view k_elf64le_magic = "\x7f"
+                                             "ELF\x02\x01\x01";
 // .hipFatBinSegment holds {u32 magic "HIPF", u32 version, u64 address of the fat binary,
 // u64 unused} (clang CodeGen CGCUDANV.cpp, HIP wrapper).
 constexpr std::uint32_t k_hip_fatbin_wrapper_magic = 0x48495046;
@@ -42,12 +44,14 @@ std::vector<Section> read_sections(Bytes f, std::vector<Warning>& warnings) {
     std::uint32_t shstrndx = *read_le<std::uint16_t>(f, offsetof(Elf64_Ehdr, e_shstrndx));
     if (shoff == 0) return out;
     if (shentsize != sizeof(Elf64_Shdr)) {
-        warnings.push_back({offsetof(Elf64_Ehdr, e_shentsize), fmt::format("ELF section header size is {}", shentsize)});
+        warnings.push_back(
+            {offsetof(Elf64_Ehdr, e_shentsize), fmt::format("ELF section header size is {}", shentsize)});
         return out;
     }
     const auto shdr_at = [&](std::uint64_t i) { return shoff + i * sizeof(Elf64_Shdr); };
     if (!in_bounds(f.size(), shoff, sizeof(Elf64_Shdr))) {
-        warnings.push_back({offsetof(Elf64_Ehdr, e_shoff), fmt::format("ELF section table at {} lies outside the file", shoff)});
+        warnings.push_back(
+            {offsetof(Elf64_Ehdr, e_shoff), fmt::format("ELF section table at {} lies outside the file", shoff)});
         return out;
     }
     // Extended numbering (ELF gABI): counts that do not fit the header live in section 0.
@@ -107,7 +111,10 @@ std::uint64_t code_object_extent(Bytes obj) {
 class Scanner {
 public:
     Scanner(Bytes data, const ScanLimits& limits, const MappedFile* mapping, FileScan& out)
-        : m_data(data), m_limits(limits), m_mapping(mapping), m_out(out),
+        : m_data(data),
+          m_limits(limits),
+          m_mapping(mapping),
+          m_out(out),
           m_budget(limits.embedded_search_limit == 0 ? UINT64_MAX : limits.embedded_search_limit) {}
 
     void add_bundle(const Bundle& b, const std::string& container) {
@@ -157,8 +164,8 @@ public:
     void search_embedded(std::uint64_t begin, std::uint64_t end, const std::string& container) {
         if (end <= begin) return;
         if (end - begin > m_budget) {
-            m_out.warnings.push_back({begin, fmt::format("{} not searched for embedded code beyond {} bytes (limit)",
-                                                         container, m_budget)});
+            m_out.warnings.push_back(
+                {begin, fmt::format("{} not searched for embedded code beyond {} bytes (limit)", container, m_budget)});
             end = begin + m_budget;
         }
         m_budget -= end - begin;
@@ -170,7 +177,8 @@ public:
             const std::uint64_t s_end = std::min<std::uint64_t>(end, w_end + k_bundle_magic.size());
             if (m_mapping) m_mapping->prefetch(w, s_end - w);
             hits.clear();
-            find_magics(m_data.subspan(static_cast<std::size_t>(w), static_cast<std::size_t>(s_end - w)), w_end - w, hits);
+            find_magics(m_data.subspan(static_cast<std::size_t>(w), static_cast<std::size_t>(s_end - w)), w_end - w,
+                        hits);
             for (const auto rel : hits) {
                 const std::uint64_t at = w + rel;
                 if (at < skip_until) continue;
@@ -193,7 +201,8 @@ public:
                 // A later needle only matters if it starts before the hit so far.
                 const std::uint64_t limit = best ? std::min(s_end, *best + needle.size() - 1) : s_end;
                 if (limit <= w || limit - w < needle.size()) continue;
-                const void* h = ::memmem(m_data.data() + w, static_cast<std::size_t>(limit - w), needle.data(), needle.size());
+                const void* h =
+                    ::memmem(m_data.data() + w, static_cast<std::size_t>(limit - w), needle.data(), needle.size());
                 if (!h) continue;
                 best = static_cast<std::uint64_t>(static_cast<const unsigned char*>(h) - m_data.data());
             }
@@ -281,8 +290,9 @@ void scan_host_elf(Bytes data, const ScanLimits& limits, const MappedFile* mappi
                 if (s.name != ".hip_fatbin") walk(s, s.name, s.offset + (*address - s.addr));
             }
             if (!found)
-                out.warnings.push_back({seg.offset + rec + 8,
-                                        fmt::format("hipFatBinSegment points at 0x{:x}, outside every section", *address)});
+                out.warnings.push_back(
+                    {seg.offset + rec + 8,
+                     fmt::format("hipFatBinSegment points at 0x{:x}, outside every section", *address)});
         }
     }
 
@@ -295,7 +305,8 @@ void scan_host_elf(Bytes data, const ScanLimits& limits, const MappedFile* mappi
     for (std::size_t i = 0; i < sections.size(); ++i) {
         const auto& s = sections[i];
         if (!ok[i] || s.type != SHT_PROGBITS || (s.flags & SHF_EXECINSTR) || (s.flags & SHF_ALLOC) == 0) continue;
-        if (std::find_if(walked.begin(), walked.end(), [&](const auto& r) { return r.first == s.offset; }) != walked.end())
+        if (std::find_if(walked.begin(), walked.end(), [&](const auto& r) { return r.first == s.offset; }) !=
+            walked.end())
             continue;
         if (s.name == ".hipFatBinSegment" || s.name.starts_with(".eh_frame") || s.name == ".gcc_except_table" ||
             s.name == ".got" || s.name == ".got.plt" || s.name == ".init_array" || s.name == ".fini_array")
@@ -355,11 +366,11 @@ std::optional<std::string> target_from_file_name(std::string_view name, FileKind
             if (stem.starts_with(p) && p.size() > best.size()) best = p;
         if (best.empty()) return std::nullopt;
         const auto rest = stem.substr(best.size());
-        const bool decimal_suffix = rest.size() > 1 && rest.front() == '_' &&
-                                    std::all_of(rest.begin() + 1, rest.end(), [](char c) { return c >= '0' && c <= '9'; });
-        const bool hex_suffix = std::all_of(rest.begin(), rest.end(), [](char c) {
-            return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-        });
+        const bool decimal_suffix =
+            rest.size() > 1 && rest.front() == '_' &&
+            std::all_of(rest.begin() + 1, rest.end(), [](char c) { return c >= '0' && c <= '9'; });
+        const bool hex_suffix = std::all_of(rest.begin(), rest.end(),
+                                            [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
         if (!rest.empty() && !decimal_suffix && !hex_suffix) return std::nullopt;
         return std::string(best);
     }

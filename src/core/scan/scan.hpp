@@ -18,12 +18,12 @@
 namespace rmcp::scan {
 
 enum class FileKind {
-    host_elf,            // ELF for the CPU; code in .hip_fatbin or embedded elsewhere
-    code_object,         // an AMDGPU ELF on its own (.co, .hsaco)
-    bundle,              // a plain offload bundle file
-    compressed_bundle,   // a CCOB file
-    tensile_data,        // rocBLAS TensileLibrary*.dat: target from its name
-    miopen_kdb,          // MIOpen kernel database: target from its name
+    host_elf,           // ELF for the CPU; code in .hip_fatbin or embedded elsewhere
+    code_object,        // an AMDGPU ELF on its own (.co, .hsaco)
+    bundle,             // a plain offload bundle file
+    compressed_bundle,  // a CCOB file
+    tensile_data,       // rocBLAS TensileLibrary*.dat: target from its name
+    miopen_kdb,         // MIOpen kernel database: target from its name
     other,
 };
 std::string_view file_kind_name(FileKind k);
@@ -37,7 +37,7 @@ struct FoundCode {
     std::uint64_t size = 0;
     std::optional<std::uint64_t> bundle_offset;  // the bundle (or CCOB) holding it
     Compression compression = Compression::none;
-    int code_object_version = 0;                 // 0: not read (or unknown)
+    int code_object_version = 0;  // 0: not read (or unknown)
 };
 
 struct FileScan {
@@ -47,7 +47,7 @@ struct FileScan {
     std::size_t bundles = 0;
     std::vector<FoundCode> code;
     std::vector<Warning> warnings;
-    bool unreadable = false;   // could not be opened; warnings say why
+    bool unreadable = false;  // could not be opened; warnings say why
 
     // Sorted, de-duplicated device target ids (host entries excluded).
     [[nodiscard]] std::vector<std::string> targets() const;

@@ -27,7 +27,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-
 // "libamdhip64.so.5.2.21153" → "5.2.21153": what a library's file name says of its version.
 std::string version_from_name(const std::string& name) {
     const auto so = name.find(".so.");
@@ -49,7 +48,7 @@ Reduction reduction_for(const std::string& path) {
 struct Plan {
     std::map<std::string, std::string> links;  // path → link target as stored
     std::set<std::string> directories;
-    std::map<std::string, std::string> files;   // path → content
+    std::map<std::string, std::string> files;  // path → content
     std::map<std::string, std::uint32_t> modes;
     std::set<std::string> binaries;
     std::vector<std::string> meta;
@@ -63,7 +62,8 @@ public:
     void note_devices(const std::set<std::string>& recorded) {
         for (const auto& p : recorded)
             if (p.starts_with("/dev/"))
-                if (const auto s = m_root.stat(p); s && (s->type == FileType::char_device || s->type == FileType::block_device))
+                if (const auto s = m_root.stat(p);
+                    s && (s->type == FileType::char_device || s->type == FileType::block_device))
                     m_device_gids.push_back(s->gid);
     }
 
@@ -125,8 +125,8 @@ public:
         switch (reduction) {
         case Reduction::environ: content = filtered_environ(content); break;
         case Reduction::passwd:
-            content = reduce_passwd(content, m_facts.user.uid ? std::optional<std::uint64_t>(*m_facts.user.uid)
-                                                              : std::nullopt);
+            content = reduce_passwd(content,
+                                    m_facts.user.uid ? std::optional<std::uint64_t>(*m_facts.user.uid) : std::nullopt);
             break;
         case Reduction::group: content = reduce_group(content, m_device_gids, m_facts.user.name.value_or("")); break;
         case Reduction::dpkg_status: content = reduce_dpkg_status(content); break;
@@ -134,8 +134,8 @@ public:
             if (looks_binary(content)) {
                 // Detect only asks whether a library exists: its size and version say enough.
                 const auto version = version_from_name(std::string(basename(path)));
-                m_plan.meta.push_back(fmt::format("binary {} size={}{}", path, st.st_size,
-                                                  version.empty() ? "" : " version=" + version));
+                m_plan.meta.push_back(
+                    fmt::format("binary {} size={}{}", path, st.st_size, version.empty() ? "" : " version=" + version));
                 m_plan.binaries.insert(path);
                 content.clear();
                 truncated = false;
@@ -174,8 +174,7 @@ private:
         if (!dir) return errno;
         copy.release();  // the DIR owns it now
         errno = 0;
-        while (::readdir(dir) != nullptr) {
-        }
+        while (::readdir(dir) != nullptr) {}
         const int err = errno;
         ::closedir(dir);
         return err;
@@ -236,8 +235,8 @@ private:
         if (!link_target.empty()) m_la.entry_set_symlink(e, link_target.c_str());
         m_ok = m_la.write_header(m_archive, e) == ARCHIVE_OK;
         if (m_ok && !content.empty())
-            m_ok = m_la.write_data(m_archive, content.data(), content.size()) ==
-                   static_cast<la_ssize_t>(content.size());
+            m_ok =
+                m_la.write_data(m_archive, content.data(), content.size()) == static_cast<la_ssize_t>(content.size());
         m_la.entry_free(e);
     }
 
@@ -316,8 +315,8 @@ std::string reduce_dpkg_status(std::string_view status) {
     // Package names of ROCm, HIP and PyTorch as Debian and Ubuntu ship them (libamdhip64-5,
     // hipcc, librocrand1, rocminfo, libhsa-runtime64-1, libmiopen*, python3-torch, libtorch*,
     // librccl1, ...), with "lib" and "python3-" taken off first.
-    static constexpr std::string_view k_prefixes[] = {"amd",  "hip",    "hsa",   "roc",      "miopen",
-                                                      "rccl", "torch",  "comgr", "migraphx", "tensile"};
+    static constexpr std::string_view k_prefixes[] = {"amd",  "hip",   "hsa",   "roc",      "miopen",
+                                                      "rccl", "torch", "comgr", "migraphx", "tensile"};
     std::string out;
     std::size_t pos = 0;
     while (pos < status.size()) {
@@ -343,7 +342,9 @@ std::string reduce_dpkg_status(std::string_view status) {
 }
 
 bool looks_binary(std::string_view bytes) {
-    if (bytes.starts_with("\x7f" "ELF")) return true;
+    if (bytes.starts_with("\x7f"
+                          "ELF"))
+        return true;
     return bytes.substr(0, 4096).find('\0') != std::string_view::npos;
 }
 

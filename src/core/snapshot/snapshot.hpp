@@ -27,8 +27,8 @@ namespace rmcp {
 inline constexpr std::size_t k_snapshot_file_cap = std::size_t{4} << 20;
 
 struct SnapshotEntry {
-    std::string path;   // inside the archive, with a leading '/'
-    std::string kind;   // file | binary | link | dir | meta
+    std::string path;        // inside the archive, with a leading '/'
+    std::string kind;        // file | binary | link | dir | meta
     std::uint64_t size = 0;  // bytes stored (a link: its target's length)
 };
 
@@ -37,7 +37,7 @@ struct SnapshotSummary {
     std::size_t links = 0;
     std::size_t directories = 0;
     std::size_t meta_records = 0;
-    std::uint64_t archive_bytes = 0;    // 0 for a listing
+    std::uint64_t archive_bytes = 0;     // 0 for a listing
     std::vector<SnapshotEntry> entries;  // sorted by path
 };
 

@@ -21,8 +21,7 @@ public:
     static constexpr std::size_t k_alignment = 4096;
 
     explicit AlignedBuffer(std::size_t size)
-        : m_size(size),
-          m_data(static_cast<char*>(std::aligned_alloc(k_alignment, round_up(size))), &std::free) {
+        : m_size(size), m_data(static_cast<char*>(std::aligned_alloc(k_alignment, round_up(size))), &std::free) {
         if (!m_data) throw std::bad_alloc();
     }
 

@@ -51,7 +51,8 @@ Status write_file_atomic_at(int dirfd, std::string_view name, std::string_view c
     if (::fchmod(fd.get(), mode) != 0) return fail("setting mode of", errno);
     if (::fsync(fd.get()) != 0) return fail("syncing", errno);
     if (::close(fd.release()) != 0) return fail("closing", errno);
-    if (::renameat(dirfd, temp.c_str(), dirfd, std::string(name).c_str()) != 0) return fail("renaming into place", errno);
+    if (::renameat(dirfd, temp.c_str(), dirfd, std::string(name).c_str()) != 0)
+        return fail("renaming into place", errno);
     ::fsync(dirfd);  // the rename itself; a failure here cannot be undone any more
     return ok_status();
 }

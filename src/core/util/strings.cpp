@@ -7,7 +7,9 @@
 namespace rmcp {
 
 std::string_view trim(std::string_view s) {
-    const auto is_space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'; };
+    const auto is_space = [](char c) {
+        return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+    };
     while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
     while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
     return s;
@@ -28,16 +30,13 @@ std::vector<std::string_view> split_lines(std::string_view text) {
 
 bool starts_with_ci(std::string_view s, std::string_view prefix) {
     if (s.size() < prefix.size()) return false;
-    return std::equal(prefix.begin(), prefix.end(), s.begin(), [](char a, char b) {
-        return (a | 0x20) == (b | 0x20);
-    });
+    return std::equal(prefix.begin(), prefix.end(), s.begin(), [](char a, char b) { return (a | 0x20) == (b | 0x20); });
 }
 
 std::string to_lower(std::string_view s) {
     std::string out(s);
-    std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) {
-        return static_cast<char>(c >= 'A' && c <= 'Z' ? c + 32 : c);
-    });
+    std::transform(out.begin(), out.end(), out.begin(),
+                   [](unsigned char c) { return static_cast<char>(c >= 'A' && c <= 'Z' ? c + 32 : c); });
     return out;
 }
 

@@ -39,7 +39,8 @@ inline Error data_error(const std::string& file, unsigned line, std::string caus
 }
 
 // `doing` begins the message of every error ("reading", "parsing knowledge-base file").
-inline Result<toml::table> parse_toml(std::string_view text, const std::string& file, std::string_view doing = "reading") {
+inline Result<toml::table> parse_toml(std::string_view text, const std::string& file,
+                                      std::string_view doing = "reading") {
     if (const auto line = toml_non_ascii_outside_strings(text))
         return data_error(file, static_cast<unsigned>(*line), "non-ASCII character outside a string or comment", doing);
     try {
@@ -67,7 +68,8 @@ inline Status check_keys(const toml::table& t, const std::string& file, std::ini
     return ok_status();
 }
 
-inline Result<std::optional<std::string>> opt_string(const toml::table& t, std::string_view key, const std::string& file) {
+inline Result<std::optional<std::string>> opt_string(const toml::table& t, std::string_view key,
+                                                     const std::string& file) {
     const toml::node* n = t.get(key);
     if (!n) return std::optional<std::string>{};
     if (!n->is_string()) return data_error(file, line_of(*n), fmt::format("'{}' must be a string", key));
