@@ -57,7 +57,10 @@ done
 
 fixtures=("$@")
 if ((${#fixtures[@]} == 0)); then
-  for d in tests/fixtures/*/; do fixtures+=("$(basename "$d")"); done
+  for d in tests/fixtures/*/; do
+    name=$(basename "$d")
+    [[ $name == _* ]] || fixtures+=("$name")  # not __pycache__ of the generator scripts
+  done
 fi
 for f in "${fixtures[@]}"; do
   root="tests/fixtures/$f"

@@ -52,5 +52,11 @@ def unversioned(doc):
     return {k: v for k, v in doc.items() if k not in VERSION_KEYS}
 
 
+def is_fixture_name(name):
+    """A fixture root's directory, not Python's cache of the generator scripts beside them
+    (tests/fixtures/__pycache__ appears once a test imports make_fixtures or make_libraries)."""
+    return not name.startswith(("_", "."))
+
+
 def fixture_roots():
-    return sorted(p for p in FIXTURES.iterdir() if p.is_dir()) if FIXTURES.exists() else []
+    return sorted(p for p in FIXTURES.iterdir() if p.is_dir() and is_fixture_name(p.name)) if FIXTURES.exists() else []

@@ -54,8 +54,14 @@ def rmcp_any(request, rmcp):
     return Rmcp(rmcp.binary, {"RMCP_TEST_RESOLVER": "walk"} if request.param == "walk" else {})
 
 
+def is_fixture_name(name):
+    """A fixture root's directory, not Python's cache of the generator scripts beside them
+    (tests/fixtures/__pycache__ appears once a test imports make_fixtures or make_libraries)."""
+    return not name.startswith(("_", "."))
+
+
 def fixture_roots():
-    return sorted(p for p in FIXTURES.iterdir() if p.is_dir())
+    return sorted(p for p in FIXTURES.iterdir() if p.is_dir() and is_fixture_name(p.name))
 
 
 def write(path, data, mode=None):

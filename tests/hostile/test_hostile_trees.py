@@ -8,7 +8,7 @@ import tarfile
 
 import pytest
 
-from conftest import FIXTURES, write
+from conftest import FIXTURES, fixture_roots, write
 
 GPU_FIXTURE = FIXTURES / "rx6800xt-gfx1030-rocm61"
 NODE = "sys/class/kfd/kfd/topology/nodes/1"
@@ -103,7 +103,7 @@ def every_directory(root):
     return out
 
 
-@pytest.mark.parametrize("fixture", sorted(p.name for p in FIXTURES.iterdir() if p.is_dir()))
+@pytest.mark.parametrize("fixture", [p.name for p in fixture_roots()])
 def test_links_that_loop_or_leave_in_every_directory(rmcp, tmp_path, fixture):
     """Every directory of every fixture gets a self loop, a two-link loop and absolute and
     relative links out of the root (to a file with a GPU in it); detect, doctor, scan and
