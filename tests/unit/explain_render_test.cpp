@@ -1,0 +1,157 @@
+// explain's text and JSON (explain/render.cpp): a diagnosis built from a small log against the
+// shipped kb, the "nothing recognised" line, and how one raw log line is made printable.
+#include "explain/render.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+
+namespace rmcp::explain {
+namespace {
+
+const kb::KnowledgeBase& shipped_kb() {
+    static const kb::KnowledgeBase kb = [] {
+        auto loaded = kb::load(std::filesystem::path(RMCP_SOURCE_DIR) / "kb");
+        EXPECT_TRUE(loaded.ok());
+        return loaded.ok() ? std::move(*loaded) : kb::KnowledgeBase{};
+    }();
+    return kb;
+}
+
+const std::string k_log = "epoch 1\n"
+                          "Memory access fault by GPU node-1 (Agent handle: 0x55d0) on address 0x7f00. Reason: "
+                          "Page not present or supervisor privilege.\n"
+                          "Aborted (core dumped)\n";
+
+// The diagnoses of k_log as the file "train.log", without facts.
+std::vector<Diagnosis> diagnose_log() {
+    const auto& kb = shipped_kb();
+    auto set = SignatureSet::compile(kb.entries);
+    EXPECT_TRUE(set.ok());
+    if (!set.ok()) return {};
+    DiagnosisBuilder builder(kb.entries, *set);
+    LogScanner scanner(*set, builder.collector("train.log"));
+    EXPECT_TRUE(scanner.feed(k_log).ok());
+    EXPECT_TRUE(scanner.finish().ok());
+    builder.add_counts("train.log", scanner);
+    return builder.rank({});
+}
+
+ExplainReport memory_fault_report() {
+    ExplainReport r;
+    r.inputs = {{"train.log", k_log.size(), 3, true, ""}};
+    for (auto& d : diagnose_log())
+        if (d.entry->id == "memory-access-fault") r.diagnoses.push_back(std::move(d));
+    return r;
+}
+
+TEST(ExplainRender, TextOfAMemoryAccessFault) {
+    const auto r = memory_fault_report();
+    ASSERT_EQ(r.diagnoses.size(), 1U);
+    const auto text = render_text(r, Style(false));
+    EXPECT_TRUE(text.starts_with("1. memory-access-fault [gpu-memory-fault] critical, vendor-confirmed\n"
+                                 "   ROCr: Memory access fault by GPU\n"
+                                 "   what: A GPU kernel accessed memory it may not.\n"
+                                 "   at: train.log:2\n"))
+        << text;
+    EXPECT_NE(text.find("\n   why here: "), std::string::npos);
+    // The matched line is marked; the excerpt is numbered from the log.
+    EXPECT_NE(text.find("\n   > 2 | Memory access fault by GPU node-1 (Agent handle: 0x55d0)"), std::string::npos)
+        << text;
+    EXPECT_NE(text.find("\n   fix: env-serialize-kernels (much slower; only to find the kernel that faults)\n"),
+              std::string::npos)
+        << text;
+    EXPECT_NE(text.find("\n   see: https://github.com/ROCm/MIOpen/issues/3540\n"), std::string::npos);
+}
+
+TEST(ExplainRender, JsonOfAMemoryAccessFault) {
+    const auto r = memory_fault_report();
+    ASSERT_EQ(r.diagnoses.size(), 1U);
+    const auto j = render_json(r);
+    EXPECT_EQ(j["schema_version"], k_explain_schema_version);
+    EXPECT_EQ(j["inputs"][0], (nlohmann::json{{"source", "train.log"},
+                                              {"bytes", k_log.size()},
+                                              {"lines", 3},
+                                              {"complete", true},
+                                              {"error", nullptr}}));
+    EXPECT_TRUE(j["facts"].is_null());
+    EXPECT_EQ(j["facts_source"], "none");
+    EXPECT_EQ(j["recognised"], 1);
+    EXPECT_FALSE(j.contains("report_facts"));
+    const auto& p = j["problems"][0];
+    EXPECT_EQ(p["rank"], 1);
+    EXPECT_EQ(p["id"], "memory-access-fault");
+    EXPECT_EQ(p["severity"], "critical");
+    EXPECT_EQ(p["summary_line"], "A GPU kernel accessed memory it may not.");
+    EXPECT_TRUE(p["applies_here"].is_null());  // no facts in use
+    EXPECT_EQ(p["total_matches"], 1);
+    EXPECT_EQ(p["signatures_matched"][0]["index"], 0);  // the ROCr message, the entry's first signature
+    EXPECT_EQ(p["facts_only"], false);
+    EXPECT_EQ(p["fixes"][0]["patch"], "env-serialize-kernels");
+    ASSERT_EQ(p["occurrences"].size(), 1U);
+    const auto& o = p["occurrences"][0];
+    EXPECT_EQ(o["source"], "train.log");
+    EXPECT_EQ(o["line"], 2);
+    // "Aborted" is one of the signature's context words and sits on the next line.
+    EXPECT_NE(std::find(o["context_found"].begin(), o["context_found"].end(), "Aborted"), o["context_found"].end());
+    const auto hit = std::find_if(o["excerpt"].begin(), o["excerpt"].end(),
+                                  [](const nlohmann::json& l) { return l["match"] == true; });
+    ASSERT_NE(hit, o["excerpt"].end());
+    EXPECT_EQ((*hit)["line"], 2);
+    EXPECT_TRUE((*hit)["text"].get<std::string>().starts_with("Memory access fault by GPU node-1"));
+}
+
+TEST(ExplainRender, NothingRecognised) {
+    ExplainReport r;
+    r.inputs = {{"clean.log", 10, 1, true, ""}};
+    EXPECT_EQ(render_text(r, Style(false)), "No known problem recognised in 1 line (clean.log).\n");
+    r.inputs.push_back({"standard input", 20, 4, false, "read error"});
+    EXPECT_EQ(render_text(r, Style(false)), "No known problem recognised in 5 lines (2 inputs).\n");
+    const auto j = render_json(r);
+    EXPECT_EQ(j["recognised"], 0);
+    EXPECT_EQ(j["problems"], nlohmann::json::array());
+    EXPECT_EQ(j["inputs"][1]["complete"], false);
+    EXPECT_EQ(j["inputs"][1]["error"], "read error");
+}
+
+TEST(ExplainRender, CleanLogMatchesNothingInTheShippedKb) {
+    const auto& kb = shipped_kb();
+    auto set = SignatureSet::compile(kb.entries);
+    ASSERT_TRUE(set.ok());
+    DiagnosisBuilder builder(kb.entries, *set);
+    LogScanner scanner(*set, builder.collector("clean.log"));
+    ASSERT_TRUE(scanner.feed("epoch 1 loss 0.25\nepoch 2 loss 0.19\n").ok());
+    ASSERT_TRUE(scanner.finish().ok());
+    builder.add_counts("clean.log", scanner);
+    EXPECT_TRUE(builder.rank({}).empty());
+}
+
+ExcerptLine line(std::string text, std::size_t match_end = std::string::npos, bool truncated = false) {
+    ExcerptLine l;
+    l.number = 1;
+    l.text = std::move(text);
+    l.match_end = match_end;
+    l.truncated = truncated;
+    return l;
+}
+
+TEST(ExplainRender, PrintableLine) {
+    EXPECT_EQ(printable_line(line("plain text")), "plain text");
+    // ANSI colour (CSI) and a title (OSC ... BEL) are dropped.
+    EXPECT_EQ(printable_line(line("\x1b[31mred\x1b[0m \x1b]0;title\x07ok")), "red ok");
+    // Control bytes other than tab become '?'; so does DEL.
+    EXPECT_EQ(printable_line(line("a\x01"
+                                  "b\tc\x7f")),
+              "a?b\tc?");
+    // Valid UTF-8 is kept, an invalid byte becomes U+FFFD.
+    EXPECT_EQ(printable_line(line("caf\xc3\xa9 \xff!")), "caf\xc3\xa9 \xef\xbf\xbd!");
+    EXPECT_EQ(printable_line(line("cut", std::string::npos, true)), "cut …");
+    // A progress bar: without a match the last non-empty redraw; with one, the redraw holding it.
+    EXPECT_EQ(printable_line(line("10%\r50%\r100%\r")), "100%");
+    const std::string bar = "10%\rERROR here\r20%";
+    EXPECT_EQ(printable_line(line(bar, bar.find(" here") + 5)), "ERROR here");
+}
+
+}  // namespace
+}  // namespace rmcp::explain
