@@ -39,29 +39,46 @@ fi
 
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
-failed=0
-cases=""
-for name in "${names[@]}"; do
-  bin="$BUILD/tests/fuzz/fuzz_$name"
-  [[ -x $bin ]] || { echo "fuzz-smoke: no target fuzz_$name" >&2; exit 2; }
-  seeds="tests/fuzz/corpus/$name"
+
+# One target: runs it, prints one line (or the log's tail on failure) and leaves its JUnit
+# case in $scratch/<name>.case and "ok"/"failed" in $scratch/<name>.status.
+fuzz_one() {
+  local name=$1 bin="$BUILD/tests/fuzz/fuzz_$1" seeds="tests/fuzz/corpus/$1"
   mkdir -p "$scratch/$name" "$BUILD/fuzz-artifacts/$name"
-  corpora=("$scratch/$name")
+  local corpora=("$scratch/$name") log="$scratch/$name.log" start runs msg
   [[ -d $seeds ]] && corpora+=("$seeds")
-  log="$scratch/$name.log"
   start=$(date +%s)
   if "$bin" -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
        -artifact_prefix="$BUILD/fuzz-artifacts/$name/" "${corpora[@]}" >"$log" 2>&1; then
     runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$')
     echo "fuzz-smoke: $name ok (${runs:-?} runs in ${SECONDS_EACH}s)" >&2
-    cases+="<testcase classname=\"fuzz\" name=\"$name\" time=\"$(( $(date +%s) - start ))\"/>"
+    echo "<testcase classname=\"fuzz\" name=\"$name\" time=\"$(( $(date +%s) - start ))\"/>" > "$scratch/$name.case"
+    echo ok > "$scratch/$name.status"
   else
-    failed=1
-    echo "fuzz-smoke: $name FAILED; log tail:" >&2
-    tail -40 "$log" >&2
+    { echo "fuzz-smoke: $name FAILED; log tail:"; tail -40 "$log"; } >&2
     msg=$(grep -m1 -E 'ERROR|runtime error|deadly signal' "$log" | sed 's/[<>&"]/_/g')
-    cases+="<testcase classname=\"fuzz\" name=\"$name\"><failure message=\"${msg:-crash}\"/></testcase>"
+    echo "<testcase classname=\"fuzz\" name=\"$name\"><failure message=\"${msg:-crash}\"/></testcase>" > "$scratch/$name.case"
+    echo failed > "$scratch/$name.status"
   fi
+}
+
+for name in "${names[@]}"; do
+  [[ -x "$BUILD/tests/fuzz/fuzz_$name" ]] || { echo "fuzz-smoke: no target fuzz_$name" >&2; exit 2; }
+done
+# Each target is single-threaded: run as many at once as there are cores (the same time per
+# target, a fraction of the wall time).
+jobs_max=$(nproc)
+for name in "${names[@]}"; do
+  while (( $(jobs -rp | wc -l) >= jobs_max )); do wait -n; done
+  fuzz_one "$name" &
+done
+wait
+
+failed=0
+cases=""
+for name in "${names[@]}"; do
+  [[ $(cat "$scratch/$name.status" 2>/dev/null) == ok ]] || failed=1
+  cases+=$(cat "$scratch/$name.case" 2>/dev/null || echo "<testcase classname=\"fuzz\" name=\"$name\"><failure message=\"no result\"/></testcase>")
 done
 
 if [[ -n ${RMCP_FUZZ_JUNIT:-} ]]; then

@@ -11,7 +11,7 @@ PACKAGES=(
   libhyperscan-dev libzstd-dev libarchive-dev zlib1g-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   hipcc libamdhip64-dev rocminfo
-  python3-torch libtorch-dev pybind11-dev python3-pybind11 python3-pytest
+  python3-torch libtorch-dev pybind11-dev python3-pybind11 python3-pytest python3-pytest-xdist
   clang-14 libclang-rt-14-dev
   # scripts/format.sh (the formatting check in scripts/test.sh)
   clang-format

@@ -14,6 +14,9 @@ cd "$(dirname "$0")/.."
 PY=/usr/bin/python3            # Debian's interpreter: the one with python3-torch
 RESULTS=build/test-results
 failures=0
+# pytest-xdist: every pytest suite runs on all cores (tests that share an expensive
+# module fixture share an xdist_group, hence --dist loadgroup). CI's budget: docs/testing.md.
+PYTEST=("$PY" -m pytest -q -p no:cacheprovider -n "$(nproc)" --dist loadgroup)
 
 scripts/setup.sh || { echo "rmcp test: set-up failed" >&2; echo "0 passed, 1 failed"; exit 1; }
 rm -rf "$RESULTS" && mkdir -p "$RESULTS"
@@ -50,22 +53,24 @@ step "CLI, Python and installed-product tests"
 pytest_dirs=(tests/cli)
 [[ -d tests/python ]] && pytest_dirs+=(tests/python)
 [[ -d tests/install ]] && pytest_dirs+=(tests/install)
-"$PY" -m pytest -q -p no:cacheprovider --junitxml="$RESULTS/pytest.xml" "${pytest_dirs[@]}" >&2 || failures=1
+"${PYTEST[@]}" --junitxml="$RESULTS/pytest.xml" "${pytest_dirs[@]}" >&2 || failures=1
 
 step "hostile-input tests"
 # Its own run: its conftest is another module named conftest. Run as root, it also mounts
 # small tmpfs file systems (full disk, read-only directory); otherwise those tests are
 # reported as skipped.
-"$PY" -m pytest -q -rs -p no:cacheprovider --junitxml="$RESULTS/hostile.xml" tests/hostile >&2 || failures=1
+"${PYTEST[@]}" -rs --junitxml="$RESULTS/hostile.xml" tests/hostile >&2 || failures=1
 
 if [[ -z "${RMCP_TEST_FAST:-}" ]]; then
   step "ASan+UBSan build: unit and CLI tests"
   if cmake --preset asan >/dev/null && cmake --build build-asan -j"$(nproc)" >&2; then
     ASAN_OPTIONS=detect_leaks=1 ctest --test-dir build-asan --output-on-failure \
       --output-junit "$PWD/$RESULTS/unit-asan.xml" -j2 >&2 || failures=1
-    RMCP_BUILD_DIR=build-asan "$PY" -m pytest -q -p no:cacheprovider \
+    # The sweeps (kb advice on every fixture, accuracy on every real log) ran above; under
+    # ASan the rest of the suite reaches the same code paths (docs/testing.md).
+    RMCP_BUILD_DIR=build-asan "${PYTEST[@]}" -m "not sweep" \
       --junitxml="$RESULTS/cli-asan.xml" tests/cli >&2 || failures=1
-    RMCP_BUILD_DIR=build-asan "$PY" -m pytest -q -rs -p no:cacheprovider \
+    RMCP_BUILD_DIR=build-asan "${PYTEST[@]}" -rs \
       --junitxml="$RESULTS/hostile-asan.xml" tests/hostile >&2 || failures=1
   else
     echo "rmcp test: ASan build failed" >&2; failures=1

@@ -34,6 +34,14 @@ class Rmcp:
         return json.loads(proc.stdout)
 
 
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers",
+        "sweep: a semantic check repeated over every fixture root or real log (kb advice, "
+        "accuracy). scripts/test.sh runs it in the default build only; the ASan build runs the "
+        "rest of the suite, whose cases reach the same code paths (docs/testing.md).")
+
+
 @pytest.fixture(scope="session")
 def rmcp():
     binary = BUILD / "rmcp"

@@ -111,6 +111,7 @@ def test_patch_apply_then_doctor_sees_profile_env(rmcp, tmp_path):
     assert f"status: fixed by profile.env (transaction {txn})" in text
 
 
+@pytest.mark.sweep
 @pytest.mark.parametrize("fixture", [p.name for p in fixture_roots()])
 def test_env_run_and_doctor_fix_agree_on_auto(rmcp, tmp_path, fixture):
     """One auto decision (patch::choose_auto): `rmcp env --profile auto` (which rmcp.torch.enable()

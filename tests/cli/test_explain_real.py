@@ -54,6 +54,12 @@ def test_corpus_is_there_and_labelled():
     assert len(validation) >= 0.3 * len(urls)
 
 
+# The accuracy sweep: every real log through the binary once per test process. Its tests
+# share one xdist group so that `pytest -n` computes `rows` in one worker, not in each.
+def sweep_of_the_real_logs(test):
+    return pytest.mark.sweep(pytest.mark.xdist_group("real-logs")(test))
+
+
 @pytest.fixture(scope="module")
 def rows(rmcp):
     return accuracy.evaluate_real(str(rmcp.binary))
@@ -68,6 +74,7 @@ def rows(rmcp):
 VALIDATION_FLOOR = {"top1": 0.88, "entry_first": 0.85, "unrecognised_max": 3, "false_positives_max": 0}
 
 
+@sweep_of_the_real_logs
 def test_validation_split_does_not_fall_below_what_was_measured(rows):
     v = accuracy.summarise(rows)["validation"]
     top1, entry, unrecognised, fp = v["top1"], v["entry_first"], v["unrecognised"], v["false_positives"]
@@ -77,12 +84,14 @@ def test_validation_split_does_not_fall_below_what_was_measured(rows):
     assert fp[0] <= VALIDATION_FLOOR["false_positives_max"], f"false positives on clean logs {fp}"
 
 
+@sweep_of_the_real_logs
 def test_dev_split_shrugs_at_no_failing_log(rows):
     # The kb is written against dev: every failing dev log is recognised (validation: above).
     shrugged = [r["file"] for r in rows if r["split"] == "dev" and not r["clean"] and r["first_id"] is None]
     assert not shrugged, shrugged
 
 
+@sweep_of_the_real_logs
 def test_no_clean_log_alarms(rows):
     alarms = [(r["file"], r["ids"]) for r in rows if r["clean"] and r["ids"]]
     assert not alarms, alarms

@@ -147,6 +147,7 @@ def patch_changes(rmcp, root, patch_id):
 ROOTS = [p.name for p in fixture_roots()]
 
 
+@pytest.mark.sweep
 @pytest.mark.parametrize("fixture", ROOTS)
 def test_first_fixes_and_auto_are_safe(rmcp, fixture):
     root = FIXTURES / fixture
