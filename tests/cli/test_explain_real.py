@@ -67,11 +67,11 @@ def rows(rmcp):
 
 # The promise (issue "Diagnose the real world"): on the validation split, >= 95% top-1
 # category, >= 85% right entry first, no failing log unrecognised, no clean log alarming.
-# Measured now (docs/explain-accuracy.md): 88.9% top-1 (64/72), 86.2% entry first (25/29),
-# 3 of 72 unrecognised, 0 of 2 clean logs alarming: the top-1 and "unrecognised" promises are
-# not met yet. This test holds the validation split to what is measured, so that a kb change
+# Measured now (docs/explain-accuracy.md): 90.4% top-1 (66/73), 86.2% entry first (25/29),
+# 3 of 73 unrecognised, 0 of 2 clean logs alarming: the top-1 and "unrecognised" promises are
+# not met yet (the rise from 88.9% is a relabelled row and a new row, not a kb change: docs/explain.md). This test holds the validation split to what is measured, so that a kb change
 # cannot make it worse unnoticed; the thresholds move up as the kb improves, never down.
-VALIDATION_FLOOR = {"top1": 0.88, "entry_first": 0.85, "unrecognised_max": 3, "false_positives_max": 0}
+VALIDATION_FLOOR = {"top1": 0.90, "entry_first": 0.85, "unrecognised_max": 3, "false_positives_max": 0}
 
 
 @sweep_of_the_real_logs

@@ -45,6 +45,7 @@ CATEGORY = {  # entry id -> category, as the knowledge base files say (checked b
     "family-amdgpu-kernel-error": "kernel-driver-fault",
     "family-hsa-status-error": "hsa-runtime-error",
     "family-unhandled-exception": "hsa-runtime-error",
+    "ollama-override-discovery-failed": "config-risk",
 }
 
 RED, YEL, DIM, RST = "\x1b[31m", "\x1b[33m", "\x1b[2m", "\x1b[0m"
@@ -622,6 +623,36 @@ def source_format_logs():
     log.hit(["family-unhandled-exception"], 'time=2025-03-02T10:14:07.880+01:00 level=ERROR source=sched.go:455 '
             'msg="error loading llama server" error="llama runner process has terminated: signal: aborted '
             '(core dumped)"')
+    logs.append(log)
+    # ollama >= 0.12 (discover/runner.go, overrideWarnings): the override warning pair, then the
+    # discovery result. A failure after it is the override entry; a success after it is clean.
+    log = Log("config-risk-ollama-override-discovery.log", first="ollama-override-discovery-failed",
+              note="ollama warned about HSA_OVERRIDE_GFX_VERSION, then its discovery runner crashed")
+    pre = "May 02 09:12:44 tower ollama[2211]: "
+    log.add(pre + 'time=2026-05-02T09:12:44.101Z level=INFO source=routes.go:1614 msg="server config" '
+            'env="map[HSA_OVERRIDE_GFX_VERSION:11.0.0 OLLAMA_DEBUG:INFO]"')
+    log.add(pre + 'time=2026-05-02T09:12:44.102Z level=WARN source=runner.go:485 '
+            'msg="user overrode visible devices" HSA_OVERRIDE_GFX_VERSION=11.0.0')
+    log.add(pre + 'time=2026-05-02T09:12:44.102Z level=WARN source=runner.go:489 '
+            'msg="if GPUs are not correctly discovered, unset and try again"')
+    log.add(pre + 'time=2026-05-02T09:12:44.103Z level=INFO source=runner.go:67 msg="discovering available GPUs..."')
+    log.hit(["ollama-override-discovery-failed"], pre + 'time=2026-05-02T09:12:45.871Z level=INFO '
+            'source=runner.go:464 msg="failure during GPU discovery" OLLAMA_LIBRARY_PATH="[/usr/lib/ollama '
+            '/usr/lib/ollama/rocm]" extra_envs=map[] error="runner crashed"')
+    log.add(pre + 'time=2026-05-02T09:12:45.872Z level=INFO source=types.go:60 msg="inference compute" id=cpu '
+            'library=cpu compute="" name=cpu description=cpu')
+    logs.append(log)
+
+    log = Log("clean-ollama-override-discovered.log",
+              note="ollama warned about a needed override and then found the GPU: nothing to report")
+    log.add(pre + 'time=2026-05-02T09:20:01.001Z level=WARN source=runner.go:485 '
+            'msg="user overrode visible devices" HSA_OVERRIDE_GFX_VERSION=10.3.0')
+    log.add(pre + 'time=2026-05-02T09:20:01.001Z level=WARN source=runner.go:489 '
+            'msg="if GPUs are not correctly discovered, unset and try again"')
+    log.add(pre + 'time=2026-05-02T09:20:01.002Z level=INFO source=runner.go:67 msg="discovering available GPUs..."')
+    log.add(pre + 'time=2026-05-02T09:20:02.410Z level=INFO source=types.go:60 msg="inference compute" '
+            'id=GPU-5f2a library=ROCm compute=gfx1030 name=ROCm0 description="AMD Radeon RX 6700 XT" '
+            'total="12.0 GiB" available="11.8 GiB"')
     logs.append(log)
     return logs
 
