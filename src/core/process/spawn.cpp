@@ -154,7 +154,7 @@ std::optional<std::string> env_value(const std::vector<std::string>& env, std::s
     return std::nullopt;
 }
 
-std::vector<std::string> apply_env(const std::vector<std::string>& base, const std::vector<EnvChange>& changes) {
+std::vector<std::string> apply_env(const std::vector<std::string>& base, const std::vector<EnvEdit>& changes) {
     std::vector<std::string> env = base;
     for (const auto& change : changes) {
         const auto same_name = [&](const std::string& entry) {
