@@ -1,5 +1,7 @@
 #include "explain/matcher.hpp"
 
+#include "kb_test_entries.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -14,29 +16,9 @@
 namespace rmcp::explain {
 namespace {
 
-kb::Entry entry(std::string id, std::vector<kb::Signature> sigs) {
-    kb::Entry e;
-    e.id = std::move(id);
-    e.file = "kb/" + e.id + ".toml";
-    e.signatures = std::move(sigs);
-    return e;
-}
-
-kb::Signature sig(std::string pattern, std::vector<std::string> context = {}, unsigned window = 20) {
-    kb::Signature s;
-    s.pattern = std::move(pattern);
-    s.context = std::move(context);
-    s.window = window;
-    s.line = 7;
-    return s;
-}
-
-std::shared_ptr<const SignatureSet> compile(const std::vector<kb::Entry>& entries,
-                                            Reporting reporting = Reporting::every_line) {
-    auto set = SignatureSet::compile(entries, reporting);
-    EXPECT_TRUE(set.ok()) << (set.ok() ? "" : set.error().message());
-    return set.ok() ? *set : nullptr;
-}
+using kb_test::compile;
+using kb_test::entry;
+using kb_test::sig;
 
 // Scans `input` split into pieces of `piece` bytes (0: all at once).
 std::vector<Match> scan(const std::shared_ptr<const SignatureSet>& set, std::string_view input, std::size_t piece = 0,
