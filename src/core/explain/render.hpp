@@ -3,7 +3,7 @@
 
 #include "explain/diagnose.hpp"
 #include "explain/report_facts.hpp"
-#include "render/style.hpp"
+#include "util/style.hpp"
 
 #include <nlohmann/json.hpp>
 
