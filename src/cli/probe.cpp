@@ -6,7 +6,7 @@
 
 #include "probe/command.hpp"
 #include "probe/report.hpp"
-#include "probe/view.hpp"
+#include "render/probe_view.hpp"
 #include "util/atomic_file.hpp"
 
 #include <fmt/core.h>

@@ -7,7 +7,7 @@
 #include "probe/catalogue.hpp"
 #include "probe/report.hpp"
 #include "probe/runner.hpp"
-#include "probe/view.hpp"
+#include "render/probe_view.hpp"
 #include "process/spawn.hpp"
 #include "util/atomic_file.hpp"
 
