@@ -2,7 +2,7 @@
 // Each command lives in its own file and registers itself with add_<name>_command().
 #pragma once
 
-#include "render/style.hpp"
+#include "util/style.hpp"
 #include "root/root.hpp"
 #include "util/diag.hpp"
 

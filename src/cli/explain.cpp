@@ -6,7 +6,7 @@
 #include "explain/diagnose.hpp"
 #include "explain/log_source.hpp"
 #include "explain/matcher.hpp"
-#include "explain/render.hpp"
+#include "render/explain_render.hpp"
 #include "explain/report_facts.hpp"
 #include "facts/facts_json.hpp"
 #include "kb/kb.hpp"

@@ -1,6 +1,6 @@
 // libFuzzer target: a saved probe result (`rmcp probe report RESULT.json`), through
 // load_result on a temporary file, then every renderer that reads it.
-#include "probe/view.hpp"
+#include "render/probe_view.hpp"
 
 #include <cstdint>
 #include <cstdlib>

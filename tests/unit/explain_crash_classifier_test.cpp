@@ -1,5 +1,6 @@
 // The probe's crash classifier: the first kb entry whose signature matches a dead child's
-// output, the kb compiled once on first use, and "" (with one note) when the kb is unusable.
+// output, the kb compiled once on first use, and "" (with one note) when the kb is unusable;
+// the shared load-and-compile step (first_match_signatures) on its own.
 #include "explain/crash_classifier.hpp"
 
 #include <gtest/gtest.h>
@@ -32,4 +33,26 @@ TEST(ExplainCrashClassifier, AnUnusableKnowledgeBaseAnswersNothingAndSaysWhyOnce
     EXPECT_EQ(classify("HIP error: invalid device function"), "");
     ASSERT_EQ(notes.size(), 1U);
     EXPECT_NE(notes.front().find("/nonexistent-rmcp-kb"), std::string::npos) << notes.front();
+}
+
+TEST(ExplainFirstMatchSignatures, CompilesOnceAndSharesTheSetWithEveryCopy) {
+    auto load = rmcp::explain::first_match_signatures(fs::path(RMCP_SOURCE_DIR) / "kb");
+    auto copy = load;
+    const auto first = load();
+    ASSERT_TRUE(first.ok()) << first.error().message();
+    ASSERT_NE((*first)->set, nullptr);
+    EXPECT_FALSE((*first)->kb.entries.empty());
+    const auto again = copy();
+    ASSERT_TRUE(again.ok());
+    EXPECT_EQ(again->get(), first->get());  // the same compiled set, not a second compile
+}
+
+TEST(ExplainFirstMatchSignatures, AnUnusableKnowledgeBaseIsTheSameErrorEveryCall) {
+    auto load = rmcp::explain::first_match_signatures("/nonexistent-rmcp-kb");
+    const auto first = load();
+    ASSERT_FALSE(first.ok());
+    EXPECT_NE(first.error().message().find("/nonexistent-rmcp-kb"), std::string::npos) << first.error().message();
+    const auto again = load();
+    ASSERT_FALSE(again.ok());
+    EXPECT_EQ(again.error().message(), first.error().message());
 }

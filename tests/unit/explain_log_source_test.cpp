@@ -2,6 +2,8 @@
 // any number of members; unreadable input is a usage error naming the source.
 #include "explain/log_source.hpp"
 
+#include "kb_test_entries.hpp"
+
 #include <gtest/gtest.h>
 #include <zlib.h>
 
@@ -17,26 +19,9 @@
 namespace rmcp::explain {
 namespace {
 
-kb::Entry entry(std::string id, std::vector<kb::Signature> sigs) {
-    kb::Entry e;
-    e.id = std::move(id);
-    e.file = "kb/" + e.id + ".toml";
-    e.signatures = std::move(sigs);
-    return e;
-}
-
-kb::Signature sig(std::string pattern) {
-    kb::Signature s;
-    s.pattern = std::move(pattern);
-    s.line = 7;
-    return s;
-}
-
-std::shared_ptr<const SignatureSet> compile(const std::vector<kb::Entry>& entries) {
-    auto set = SignatureSet::compile(entries, Reporting::every_line);
-    EXPECT_TRUE(set.ok()) << (set.ok() ? "" : set.error().message());
-    return set.ok() ? *set : nullptr;
-}
+using kb_test::compile;
+using kb_test::entry;
+using kb_test::sig;
 
 // gzip bytes of `text`, one member.
 std::string gzip_bytes(const std::string& text) {

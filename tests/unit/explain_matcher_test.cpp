@@ -1,5 +1,7 @@
 #include "explain/matcher.hpp"
 
+#include "kb_test_entries.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -14,29 +16,9 @@
 namespace rmcp::explain {
 namespace {
 
-kb::Entry entry(std::string id, std::vector<kb::Signature> sigs) {
-    kb::Entry e;
-    e.id = std::move(id);
-    e.file = "kb/" + e.id + ".toml";
-    e.signatures = std::move(sigs);
-    return e;
-}
-
-kb::Signature sig(std::string pattern, std::vector<std::string> context = {}, unsigned window = 20) {
-    kb::Signature s;
-    s.pattern = std::move(pattern);
-    s.context = std::move(context);
-    s.window = window;
-    s.line = 7;
-    return s;
-}
-
-std::shared_ptr<const SignatureSet> compile(const std::vector<kb::Entry>& entries,
-                                            Reporting reporting = Reporting::every_line) {
-    auto set = SignatureSet::compile(entries, reporting);
-    EXPECT_TRUE(set.ok()) << (set.ok() ? "" : set.error().message());
-    return set.ok() ? *set : nullptr;
-}
+using kb_test::compile;
+using kb_test::entry;
+using kb_test::sig;
 
 // Scans `input` split into pieces of `piece` bytes (0: all at once).
 std::vector<Match> scan(const std::shared_ptr<const SignatureSet>& set, std::string_view input, std::size_t piece = 0,
@@ -347,6 +329,32 @@ TEST(LineProbe, BadProbePatternIsAnEnvironmentError) {
     ASSERT_FALSE(set.ok());
     EXPECT_EQ(set.error().code, ExitCode::environment);
     EXPECT_NE(set.error().message().find("line probe"), std::string::npos);
+}
+
+ExcerptLine line(std::string text, std::size_t match_end = std::string::npos, bool truncated = false) {
+    ExcerptLine l;
+    l.number = 1;
+    l.text = std::move(text);
+    l.match_end = match_end;
+    l.truncated = truncated;
+    return l;
+}
+
+TEST(ExplainMatcher, PrintableLine) {
+    EXPECT_EQ(printable_line(line("plain text")), "plain text");
+    // ANSI colour (CSI) and a title (OSC ... BEL) are dropped.
+    EXPECT_EQ(printable_line(line("\x1b[31mred\x1b[0m \x1b]0;title\x07ok")), "red ok");
+    // Control bytes other than tab become '?'; so does DEL.
+    EXPECT_EQ(printable_line(line("a\x01"
+                                  "b\tc\x7f")),
+              "a?b\tc?");
+    // Valid UTF-8 is kept, an invalid byte becomes U+FFFD.
+    EXPECT_EQ(printable_line(line("caf\xc3\xa9 \xff!")), "caf\xc3\xa9 \xef\xbf\xbd!");
+    EXPECT_EQ(printable_line(line("cut", std::string::npos, true)), "cut …");
+    // A progress bar: without a match the last non-empty redraw; with one, the redraw holding it.
+    EXPECT_EQ(printable_line(line("10%\r50%\r100%\r")), "100%");
+    const std::string bar = "10%\rERROR here\r20%";
+    EXPECT_EQ(printable_line(line(bar, bar.find(" here") + 5)), "ERROR here");
 }
 
 }  // namespace

@@ -87,8 +87,8 @@ TEST(RunPlan, UserEnvComesFirstThenUnsetThenSet) {
     const auto& env = plan->front().env;
     ASSERT_FALSE(env.empty());
     EXPECT_EQ(env.front().name, "HSA_OVERRIDE_GFX_VERSION");
-    const auto after = std::find_if(env.begin() + 1, env.end(),
-                                    [](const EnvChange& c) { return c.name == "HSA_OVERRIDE_GFX_VERSION"; });
+    const auto after =
+        std::find_if(env.begin() + 1, env.end(), [](const EnvEdit& c) { return c.name == "HSA_OVERRIDE_GFX_VERSION"; });
     ASSERT_NE(after, env.end());
     EXPECT_FALSE(after->value.has_value());  // the cpu rung unsets the override after profile.env set it
     auto final_env = apply_env({"HSA_OVERRIDE_GFX_VERSION=11.0.0", "PATH=/bin"}, env);

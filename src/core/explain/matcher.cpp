@@ -505,4 +505,114 @@ Status LogScanner::finish() {
     return s;
 }
 
+// ---------------------------------------------------------------------------------------
+// ExcerptLine
+
+namespace {
+
+// Length of the valid UTF-8 sequence at s[i], or 0.
+std::size_t utf8_length(std::string_view s, std::size_t i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    std::size_t n = 0;
+    unsigned min = 0;
+    if (c < 0x80) return 1;
+    if (c >= 0xc2 && c <= 0xdf) {
+        n = 2;
+        min = 0x80;
+    } else if (c >= 0xe0 && c <= 0xef) {
+        n = 3;
+        min = 0x800;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+        n = 4;
+        min = 0x10000;
+    } else return 0;
+    if (i + n > s.size()) return 0;
+    unsigned cp = c & (0x7f >> n);
+    for (std::size_t k = 1; k < n; ++k) {
+        const auto d = static_cast<unsigned char>(s[i + k]);
+        if ((d & 0xc0) != 0x80) return 0;
+        cp = (cp << 6) | (d & 0x3f);
+    }
+    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return 0;
+    return n;
+}
+
+// Drops ANSI escape sequences (CSI "ESC [ ... final", OSC "ESC ] ... BEL/ST", two-byte ESC x).
+std::string strip_ansi(std::string_view s, std::size_t& keep_pos) {
+    std::string out;
+    const std::size_t mark = keep_pos;
+    bool mark_set = false;
+    for (std::size_t i = 0; i < s.size();) {
+        if (!mark_set && i >= mark) {
+            keep_pos = out.size();
+            mark_set = true;
+        }
+        if (s[i] != '\x1b') {
+            out += s[i++];
+            continue;
+        }
+        if (i + 1 >= s.size()) break;
+        if (s[i + 1] == '[') {
+            i += 2;
+            while (i < s.size() && !(s[i] >= 0x40 && s[i] <= 0x7e)) ++i;
+            ++i;
+        } else if (s[i + 1] == ']') {
+            i += 2;
+            while (i < s.size() && s[i] != '\x07' && !(s[i] == '\x1b' && i + 1 < s.size() && s[i + 1] == '\\')) ++i;
+            i += (i < s.size() && s[i] == '\x1b') ? 2U : 1U;
+        } else {
+            i += 2;
+        }
+    }
+    if (!mark_set) keep_pos = out.size();
+    return out;
+}
+
+}  // namespace
+
+std::string printable_line(const ExcerptLine& line) {
+    std::size_t match_pos = line.match_end == std::string::npos ? line.text.size() : line.match_end;
+    std::string text = strip_ansi(line.text, match_pos);
+    // Progress bars redraw with '\r': keep the redraw a terminal would have shown with the match.
+    if (text.find('\r') != std::string::npos) {
+        std::size_t begin = 0;
+        std::size_t end = text.size();
+        if (line.match_end != std::string::npos) {
+            const auto before = text.rfind('\r', match_pos > 0 ? match_pos - 1 : 0);
+            begin = (before == std::string::npos || before >= match_pos) ? 0 : before + 1;
+            const auto after = text.find('\r', match_pos);
+            end = after == std::string::npos ? text.size() : after;
+        } else {
+            // The last non-empty redraw.
+            while (end > 0) {
+                const auto cr = text.rfind('\r', end - 1);
+                begin = cr == std::string::npos ? 0 : cr + 1;
+                if (begin < end) break;
+                if (cr == std::string::npos) break;
+                end = cr;
+            }
+        }
+        text = text.substr(begin, end - begin);
+    }
+    std::string out;
+    for (std::size_t i = 0; i < text.size();) {
+        const auto c = static_cast<unsigned char>(text[i]);
+        if (c < 0x20 && c != '\t') {
+            out += '?';
+            ++i;
+        } else if (c == 0x7f) {
+            out += '?';
+            ++i;
+        } else if (const auto n = utf8_length(text, i); n > 0) {
+            out.append(text, i, n);
+            i += n;
+        } else {
+            out += "\xef\xbf\xbd";
+            ++i;
+        }
+    }
+    if (line.truncated) out += " …";
+    return out;
+}
+
 }  // namespace rmcp::explain

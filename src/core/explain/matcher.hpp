@@ -123,6 +123,11 @@ struct ExcerptLine {
     std::size_t match_end = std::string::npos;
 };
 
+// What a terminal shows of one raw log line: ANSI escapes dropped, a progress-bar line
+// ('\r'-separated redraws) reduced to the redraw holding the match (or its last one),
+// control bytes shown as '?', invalid UTF-8 as U+FFFD.
+std::string printable_line(const ExcerptLine& line);
+
 struct Match {
     std::size_t signature = 0;         // index into SignatureSet::signatures()
     std::uint64_t line = 0;            // 1-based line holding the match's last byte

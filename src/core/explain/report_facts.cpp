@@ -1,6 +1,6 @@
 #include "explain/report_facts.hpp"
 
-#include "explain/render.hpp"
+#include "explain/matcher.hpp"
 
 #include "detect/detect.hpp"
 #include "detect/gfx.hpp"

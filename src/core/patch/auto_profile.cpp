@@ -105,7 +105,7 @@ void add_findings_env(const kb::KnowledgeBase& kb, const nlohmann::json& doctor_
         for (const auto& fix : finding.entry->fixes) {
             const Patch* p = patches.find(fix.patch);
             if (!p) continue;
-            std::vector<EnvChange> changes;
+            std::vector<ResolvedEnv> changes;
             bool resolved = true;
             for (const auto& op : p->operations) {
                 if (op.kind != OpKind::env) continue;

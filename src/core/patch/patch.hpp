@@ -167,11 +167,11 @@ struct Plan {
 
 // What an env operation sets and unsets on this machine: placeholders expanded, derived
 // sets added. Errors when the machine's facts do not give a value the operation needs.
-struct EnvChange {
+struct ResolvedEnv {
     std::map<std::string, std::string> set;
     std::vector<std::string> unset;
 };
-Result<EnvChange> resolve_env_operation(const Patch& patch, const Operation& op, const PlanContext& ctx);
+Result<ResolvedEnv> resolve_env_operation(const Patch& patch, const Operation& op, const PlanContext& ctx);
 
 // Reads current target state through the Root; touches nothing.
 Result<Plan> make_plan(const Root& root, const PatchSet& set, const std::vector<std::string>& ids,

@@ -294,8 +294,8 @@ std::string modprobe_content(const Patch& p, const Operation& op) {
 }
 }  // namespace
 
-Result<EnvChange> resolve_env_operation(const Patch& patch, const Operation& op, const PlanContext& ctx) {
-    EnvChange change;
+Result<ResolvedEnv> resolve_env_operation(const Patch& patch, const Operation& op, const PlanContext& ctx) {
+    ResolvedEnv change;
     change.unset = op.unset;
     std::map<std::string, std::string> to_set = op.set;
     if (!op.derived.empty()) {

@@ -138,9 +138,10 @@ std::vector<std::string> current_environment() {
 }
 
 std::map<std::string, std::string> current_environment_map() {
+    // One walk of environ (current_environment); the first of a repeated name wins, as in getenv.
     std::map<std::string, std::string> env;
-    for (char** e = environ; e && *e; ++e) {
-        const std::string_view kv(*e);
+    for (const std::string& entry : current_environment()) {
+        const std::string_view kv(entry);
         const auto eq = kv.find('=');
         if (eq != std::string_view::npos) env.emplace(std::string(kv.substr(0, eq)), std::string(kv.substr(eq + 1)));
     }
@@ -154,7 +155,7 @@ std::optional<std::string> env_value(const std::vector<std::string>& env, std::s
     return std::nullopt;
 }
 
-std::vector<std::string> apply_env(const std::vector<std::string>& base, const std::vector<EnvChange>& changes) {
+std::vector<std::string> apply_env(const std::vector<std::string>& base, const std::vector<EnvEdit>& changes) {
     std::vector<std::string> env = base;
     for (const auto& change : changes) {
         const auto same_name = [&](const std::string& entry) {

@@ -64,14 +64,14 @@ struct SpawnedChild {
 Result<SpawnedChild> spawn(const SpawnRequest& request);
 
 // One environment edit: set name=value, or unset name when value is nullopt.
-struct EnvChange {
+struct EnvEdit {
     std::string name;
     std::optional<std::string> value;
 };
 
 // base ("NAME=value" as in environ) with the changes applied in order; the result keeps
 // base's order and appends new names at the end.
-std::vector<std::string> apply_env(const std::vector<std::string>& base, const std::vector<EnvChange>& changes);
+std::vector<std::string> apply_env(const std::vector<std::string>& base, const std::vector<EnvEdit>& changes);
 std::vector<std::string> current_environment();
 // The same as a map (the form the patch and profile code reads), NAME -> value.
 std::map<std::string, std::string> current_environment_map();

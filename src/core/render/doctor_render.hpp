@@ -3,7 +3,7 @@
 #pragma once
 
 #include "kb/doctor.hpp"
-#include "render/style.hpp"
+#include "util/style.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -2,7 +2,7 @@
 #pragma once
 
 #include "facts/facts.hpp"
-#include "render/style.hpp"
+#include "util/style.hpp"
 
 #include <string>
 

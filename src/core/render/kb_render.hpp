@@ -5,7 +5,7 @@
 
 #include "kb/kb.hpp"
 #include "kb/lint.hpp"
-#include "render/style.hpp"
+#include "util/style.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -3,7 +3,7 @@
 // scan::scan_report_json.
 #pragma once
 
-#include "render/style.hpp"
+#include "util/style.hpp"
 #include "scan/coverage.hpp"
 
 #include <string>

@@ -1,20 +1,17 @@
 #include "run/kb_watcher.hpp"
 
+#include "explain/crash_classifier.hpp"
 #include "explain/matcher.hpp"
 #include "kb/kb.hpp"
 
 #include <array>
-#include <optional>
 #include <utility>
 
 namespace rmcp::run {
 
 namespace {
 
-struct Compiled {
-    kb::KnowledgeBase kb;
-    std::shared_ptr<const explain::SignatureSet> set;
-};
+using Compiled = explain::FirstMatchSignatures;
 
 class KbWatcher final : public OutputWatcher {
 public:
@@ -60,36 +57,10 @@ private:
 }  // namespace
 
 WatcherFactory kb_watcher_factory(std::filesystem::path kb_dir) {
-    struct Cache {
-        std::filesystem::path dir;
-        std::optional<Result<std::shared_ptr<const Compiled>>> compiled;
-    };
-    auto cache = std::make_shared<Cache>();
-    cache->dir = std::move(kb_dir);
-    return [cache]() -> Result<std::unique_ptr<OutputWatcher>> {
-        if (!cache->compiled) {
-            auto loaded = kb::load(cache->dir);
-            if (!loaded) {
-                cache->compiled = Result<std::shared_ptr<const Compiled>>(loaded.error());
-            } else {
-                auto compiled = std::make_shared<Compiled>();
-                compiled->kb = std::move(*loaded);
-                // First match per signature and stream: the report needs which entries fired
-                // and where, and SINGLEMATCH keeps the scan cheap on chatty output. Context
-                // words rank causes for explain; the supervisor classifies by entry.
-                auto set = explain::SignatureSet::compile(compiled->kb.entries, explain::Reporting::first_only,
-                                                          explain::ContextWords::skip);
-                if (!set) {
-                    cache->compiled = Result<std::shared_ptr<const Compiled>>(set.error());
-                } else {
-                    compiled->set = std::move(*set);
-                    cache->compiled =
-                        Result<std::shared_ptr<const Compiled>>(std::shared_ptr<const Compiled>(compiled));
-                }
-            }
-        }
-        if (!*cache->compiled) return cache->compiled->error();
-        return std::unique_ptr<OutputWatcher>(std::make_unique<KbWatcher>(cache->compiled->value()));
+    return [load = explain::first_match_signatures(std::move(kb_dir))]() -> Result<std::unique_ptr<OutputWatcher>> {
+        auto compiled = load();
+        if (!compiled) return compiled.error();
+        return std::unique_ptr<OutputWatcher>(std::make_unique<KbWatcher>(*compiled));
     };
 }
 

@@ -22,14 +22,14 @@ namespace rmcp::run {
 // them from here.
 using process::apply_env;
 using process::env_value;
-using process::EnvChange;
+using process::EnvEdit;
 using process::Terminal;
 
 // One rung of the escalation ladder as the supervisor sees it: a name for the report and
 // the environment edits that make it (hiding the GPU included when hide_gpu is set).
 struct Rung {
     std::string profile;  // "" : the user's environment unchanged
-    std::vector<EnvChange> env;
+    std::vector<EnvEdit> env;
     bool hide_gpu = false;
 };
 

@@ -1,4 +1,4 @@
-#include "probe/view.hpp"
+#include "render/probe_view.hpp"
 
 #include <fmt/format.h>
 

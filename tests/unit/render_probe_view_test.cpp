@@ -1,6 +1,6 @@
 // The probe result's pictures: the grid model read from a result's JSON, the HTML page and
 // the terminal grid.
-#include "probe/view.hpp"
+#include "render/probe_view.hpp"
 
 #include <gtest/gtest.h>
 

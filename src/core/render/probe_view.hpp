@@ -3,7 +3,7 @@
 // json` prints, docs/probe.md), so a saved result renders exactly like a live one.
 #pragma once
 
-#include "render/style.hpp"
+#include "util/style.hpp"
 #include "util/error.hpp"
 
 #include <nlohmann/json.hpp>

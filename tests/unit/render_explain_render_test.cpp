@@ -1,6 +1,6 @@
-// explain's text and JSON (explain/render.cpp): a diagnosis built from a small log against the
-// shipped kb, the "nothing recognised" line, and how one raw log line is made printable.
-#include "explain/render.hpp"
+// explain's text and JSON (render/explain_render.cpp): a diagnosis built from a small log
+// against the shipped kb, and the "nothing recognised" line.
+#include "render/explain_render.hpp"
 
 #include <gtest/gtest.h>
 
@@ -125,32 +125,6 @@ TEST(ExplainRender, CleanLogMatchesNothingInTheShippedKb) {
     ASSERT_TRUE(scanner.finish().ok());
     builder.add_counts("clean.log", scanner);
     EXPECT_TRUE(builder.rank({}).empty());
-}
-
-ExcerptLine line(std::string text, std::size_t match_end = std::string::npos, bool truncated = false) {
-    ExcerptLine l;
-    l.number = 1;
-    l.text = std::move(text);
-    l.match_end = match_end;
-    l.truncated = truncated;
-    return l;
-}
-
-TEST(ExplainRender, PrintableLine) {
-    EXPECT_EQ(printable_line(line("plain text")), "plain text");
-    // ANSI colour (CSI) and a title (OSC ... BEL) are dropped.
-    EXPECT_EQ(printable_line(line("\x1b[31mred\x1b[0m \x1b]0;title\x07ok")), "red ok");
-    // Control bytes other than tab become '?'; so does DEL.
-    EXPECT_EQ(printable_line(line("a\x01"
-                                  "b\tc\x7f")),
-              "a?b\tc?");
-    // Valid UTF-8 is kept, an invalid byte becomes U+FFFD.
-    EXPECT_EQ(printable_line(line("caf\xc3\xa9 \xff!")), "caf\xc3\xa9 \xef\xbf\xbd!");
-    EXPECT_EQ(printable_line(line("cut", std::string::npos, true)), "cut …");
-    // A progress bar: without a match the last non-empty redraw; with one, the redraw holding it.
-    EXPECT_EQ(printable_line(line("10%\r50%\r100%\r")), "100%");
-    const std::string bar = "10%\rERROR here\r20%";
-    EXPECT_EQ(printable_line(line(bar, bar.find(" here") + 5)), "ERROR here");
 }
 
 }  // namespace

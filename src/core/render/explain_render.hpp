@@ -3,7 +3,7 @@
 
 #include "explain/diagnose.hpp"
 #include "explain/report_facts.hpp"
-#include "render/style.hpp"
+#include "util/style.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -30,11 +30,6 @@ struct ExplainReport {
     std::string facts_source = "none";    // "report", "this machine", "root" or "none"
     std::optional<ReportFacts> reporter;  // when facts_source is "report"
 };
-
-// What a terminal shows of one raw log line: ANSI escapes dropped, a progress-bar line
-// ('\r'-separated redraws) reduced to the redraw holding the match (or its last one),
-// control bytes shown as '?', invalid UTF-8 as U+FFFD.
-std::string printable_line(const ExcerptLine& line);
 
 std::string render_text(const ExplainReport& report, const Style& style);
 nlohmann::json render_json(const ExplainReport& report);

@@ -1,4 +1,4 @@
-#include "render/style.hpp"
+#include "util/style.hpp"
 
 #include <cstdlib>
 #include <unistd.h>

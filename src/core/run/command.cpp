@@ -1,0 +1,165 @@
+#include "run/command.hpp"
+
+#include "detect/detect.hpp"
+#include "facts/facts_json.hpp"
+#include "kb/libraries.hpp"
+#include "patch/auto_profile.hpp"
+#include "patch/profile.hpp"
+#include "run/incident.hpp"
+#include "run/kb_watcher.hpp"
+#include "run/plan.hpp"
+#include "scan/coverage.hpp"
+#include "util/atomic_file.hpp"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <system_error>
+#include <unistd.h>
+
+namespace rmcp::run {
+
+namespace {
+
+// Finite seconds from 0 to 30 days: 1e10, inf or nan once killed a healthy child at once.
+Result<double> parse_seconds(const std::string& option, const std::string& text) {
+    auto seconds = check_seconds(text);
+    if (!seconds) return Error{"parsing " + option, text, seconds.error().cause, ExitCode::usage};
+    return seconds;
+}
+
+// The user's profile.env (written by env patches); a missing file is no changes.
+Result<patch::UserEnv> read_user_env(const Root& root) {
+    const std::string path = patch::user_env_file_path(process::current_environment_map());
+    auto text = root.read_file(path);
+    if (!text) {
+        if (text.error().os_error == ENOENT) return patch::UserEnv{};
+        return text.error();
+    }
+    return patch::parse_user_env(*text, root.host_path(path));
+}
+
+// librmcp_preload.so: $RMCP_PRELOAD_LIB, else next to the rmcp binary (the build tree
+// puts both in build/), else the installed private library directory.
+Result<std::string> find_preload_library(const CommandRequest& request) {
+    if (const char* env = std::getenv("RMCP_PRELOAD_LIB"); env && *env) {
+        if (::access(env, R_OK) == 0) return std::string(env);
+        return Error{"finding allocation tracer", env, std::strerror(errno), ExitCode::environment};
+    }
+    const auto installed = request.installed_library_dir / "librmcp_preload.so";
+    if (!request.executable_dir.empty())
+        for (const auto& candidate : {request.executable_dir / "librmcp_preload.so", installed})
+            if (::access(candidate.c_str(), R_OK) == 0) return candidate.string();
+    return Error{"finding allocation tracer", "librmcp_preload.so",
+                 fmt::format("not next to the rmcp binary nor at {} (set RMCP_PRELOAD_LIB)", installed.string()),
+                 ExitCode::environment};
+}
+
+// The one auto decision (patch/auto_profile.hpp), on the facts doctor evaluates.
+Result<patch::ProfileEnv> decide_auto(const CommandRequest& request, const Root& root, const Facts& facts,
+                                      const patch::ProfileSet& profiles, Diagnostics& diag) {
+    auto doctor_facts = facts_to_json(facts);
+    kb::merge_libraries(doctor_facts, scan::libraries_facts(root, facts));
+    patch::AutoSources sources{request.data_dir / "profiles" / "rules" / "auto.toml", request.data_dir / "patches",
+                               request.kb_dir};
+    auto decision = patch::choose_auto(profiles, facts, doctor_facts, sources);
+    if (!decision) return decision.error();
+    for (const auto& n : decision->notes) diag.note(n);
+    for (const auto& v : decision->verbose) diag.verbose(v);
+    return std::move(decision->env);
+}
+
+// The attempts: the user's environment as it is, or the profile ladder climbed from
+// --profile (the first rung without one). Profiles and facts only when asked for:
+// `rmcp run -- CMD` starts in a few ms (docs/PERFORMANCE.md, "rmcp run").
+Result<std::vector<Rung>> plan_attempts(const CommandRequest& request, const Root& root, const patch::UserEnv& user_env,
+                                        std::optional<Facts>& facts, Diagnostics& diag) {
+    if (request.profile.empty() && request.retries == 0) return std::vector<Rung>{plain_rung(user_env)};
+    std::vector<std::string> profile_notes;
+    auto profiles = patch::load_profiles_with_user(request.data_dir / "profiles", root,
+                                                   process::current_environment_map(), profile_notes);
+    if (!profiles) return profiles.error();
+    for (const auto& n : profile_notes) diag.note(n);
+    facts = detect(root);
+    const auto ladder = profiles->ladder();
+    if (ladder.empty())
+        return Error{"choosing profile", (request.data_dir / "profiles").string(), "no profiles defined",
+                     ExitCode::usage};
+    PlanRequest plan;
+    plan.start = request.profile.empty() ? ladder.front()->name : request.profile;
+    if (plan.start == "auto") {
+        auto env = decide_auto(request, root, *facts, *profiles, diag);
+        if (!env) return env.error();
+        plan.start_env = std::move(*env);
+    }
+    plan.retries = request.retries;
+    plan.fallback = request.fallback == "cpu" ? Fallback::cpu : Fallback::none;
+    plan.gpu_targets = patch::gpu_targets(*facts);
+    plan.user_env = user_env;
+    return make_plan(*profiles, plan);
+}
+
+Status write_report(const std::string& path, const std::string& text) {
+    std::error_code ec;
+    const auto parent = std::filesystem::path(path).parent_path();
+    if (!parent.empty()) std::filesystem::create_directories(parent, ec);
+    if (ec) return Error{"creating directory for incident report", parent.string(), ec.message()};
+    return write_file_atomic(path, text);
+}
+
+// On an incident, or always with --report: the summary on stderr and the JSON report.
+void report_incident(const CommandRequest& request, const RunResult& result, const Root& root,
+                     std::optional<Facts>& facts, Diagnostics& diag) {
+    if (!result.incident() && request.report.empty()) return;
+    ReportInputs inputs;
+    inputs.command = request.command;
+    inputs.requested_profile = request.profile;
+    inputs.log_path = request.log;
+    if (!facts) facts = detect(root);
+    inputs.facts = facts_to_json(*facts);
+    inputs.kernel_log = read_kernel_log_since(result.started);
+    const std::string path = request.report.empty() ? default_report_path(result.started) : request.report;
+    for (const auto& line : summary_lines(result)) diag.note(line);
+    if (auto written = write_report(path, request.json_text(incident_report(result, inputs))); !written)
+        diag.error(written.error());
+    else if (result.incident()) diag.note(fmt::format("incident report: {}", path));
+}
+
+}  // namespace
+
+Result<CommandOutcome> run_command(const CommandRequest& request, Diagnostics& diag) {
+    const auto stall_timeout = parse_seconds("--stall-timeout", request.stall_timeout);
+    if (!stall_timeout) return stall_timeout.error();
+    const auto kill_grace = parse_seconds("--kill-grace", request.kill_grace);
+    if (!kill_grace) return kill_grace.error();
+    auto root = request.open_root();
+    if (!root) return root.error();
+    auto user_env = read_user_env(*root);
+    if (!user_env) return user_env.error();
+
+    std::optional<Facts> facts;
+    RunOptions options;
+    auto plan = plan_attempts(request, *root, *user_env, facts, diag);
+    if (!plan) return plan.error();
+    options.plan = std::move(*plan);
+    if (request.trace_alloc) {
+        auto lib = find_preload_library(request);
+        if (!lib) return lib.error();
+        options.preload_library = *lib;
+    }
+    if (request.dry_run) return CommandOutcome{0, std::move(options.plan)};
+    options.argv = request.command;
+    options.terminal = request.pty ? Terminal::pty : Terminal::pipes;
+    options.log_path = request.log;
+    options.stall_timeout_s = *stall_timeout;
+    options.kill_grace_s = *kill_grace;
+    options.watcher = kb_watcher_factory(request.kb_dir);
+
+    const RunResult result = supervise(options, diag);
+    if (result.attempts.back().end != AttemptEnd::not_started) report_incident(request, result, *root, facts, diag);
+    return CommandOutcome{result.exit_code, std::nullopt};
+}
+
+}  // namespace rmcp::run
