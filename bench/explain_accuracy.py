@@ -12,7 +12,10 @@ per split:
   - top-1 category: the first problem's category is the thread's category;
   - right entry first: the first problem is the thread's kb entry (logs that name one);
   - nothing recognised: a log with a failure in it gave exit 1;
-  - false positives: a clean log (no failure in it) gave any problem.
+  - false positives: a clean log (no failure in it) gave any problem;
+  - known-family shrugs: among failing logs with an error line of a known family (the issue's
+    list, recognised here by KNOWN_FAMILY_LINES, independently of the kb), those that got
+    "nothing recognised".
 The split is frozen by the thread's URL (split_for(), decided before any result was seen):
 kb changes are written against `dev`; `validation` measures them.
 
@@ -25,6 +28,7 @@ import hashlib
 import json
 import os
 import pathlib
+import re
 import subprocess
 import tempfile
 import tomllib
@@ -37,6 +41,39 @@ CATEGORIES = ["gpu-memory-fault", "gpu-hang", "hsa-runtime-error", "missing-code
               "miopen-failure", "kernel-driver-fault", "device-access", "fork-after-init", "out-of-memory",
               "install-mismatch", "unsupported-gpu", "config-risk"]
 VALIDATION_PERCENT = 35  # of threads, by URL hash: at least 30% in expectation and in fact (checked)
+
+
+# "An error line of a known family", written from the issue's list ("No shrug when there is an
+# error": HSA_STATUS_ERROR_*, hipError*, MIOpen(HIP): Error / MIOpen Error, rocBLAS error, amdgpu
+# kernel faults, terminate called after throwing, Python RuntimeError: HIP error / HIP error:).
+# Deliberately independent of kb/: it must not import or copy the kb's signatures, so that it
+# measures the kb instead of restating it. Case-sensitive, one line at a time.
+KNOWN_FAMILY_LINES = [
+    ("HSA status error", re.compile(r"HSA_STATUS_ERROR_[A-Z_]+")),
+    ("HIP error name", re.compile(r"\bhipError[A-Z][A-Za-z]+")),
+    ("MIOpen error", re.compile(r"MIOpen\(HIP\): Error|MIOpen Error")),
+    ("rocBLAS error", re.compile(r"rocBLAS error")),
+    ("amdgpu page fault", re.compile(r"\[(?:gfxhub|mmhub)\d*\] (?:no-retry )?page fault|"
+                                     r"(?:GCVM|VM|MMVM)_L2_PROTECTION_FAULT_STATUS")),
+    ("amdgpu ring timeout", re.compile(r"\bring [a-z_]+[0-9._]* timeout")),
+    ("amdgpu GPU reset", re.compile(r"GPU reset begin")),
+    ("kfd not supported", re.compile(r"\bkfd\b.*not supported")),
+    ("unhandled C++ exception", re.compile(r"terminate called after throwing")),
+    ("Python HIP error", re.compile(r"RuntimeError: HIP error|HIP error: ")),
+]
+
+
+def known_family_line(path):
+    """The first family (of KNOWN_FAMILY_LINES) whose error line occurs in the log, or None."""
+    data = path.read_bytes()
+    if data[:2] == b"\x1f\x8b":
+        import gzip
+        data = gzip.decompress(data)
+    for line in data.decode("utf-8", "replace").splitlines():
+        for family, pattern in KNOWN_FAMILY_LINES:
+            if pattern.search(line):
+                return family
+    return None
 
 
 def split_for(url):
@@ -95,6 +132,7 @@ def evaluate_real(rmcp):
             "first_category": first["category"] if first else None,
             "first_confidence": first["confidence"] if first else None,
             "ids": [p["id"] for p in problems], "facts_source": out.get("facts_source"),
+            "known_family": known_family_line(REAL / log["file"]),
         })
     return rows
 
@@ -115,6 +153,9 @@ def summarise(rows):
             "unrecognised": (sum(r["first_id"] is None for r in failing), len(failing)),
             "false_positives": (sum(r["first_id"] is not None for r in clean), len(clean)),
             "generic_first": (sum(r["first_confidence"] == "generic" for r in failing), len(failing)),
+            # failing logs with an error line of a known family, and how many of them got exit 1
+            "family_unrecognised": (sum(r["first_id"] is None for r in failing if r["known_family"]),
+                                    sum(bool(r["known_family"]) for r in failing)),
         }
     return out
 
@@ -149,6 +190,8 @@ def real_section(rows):
              f"| nothing recognised (failing logs) | {pct(s['dev']['unrecognised'])} | {pct(s['validation']['unrecognised'])} |",
              f"| false positives (clean logs) | {pct(s['dev']['false_positives'])} | {pct(s['validation']['false_positives'])} |",
              f"| answered by a family entry only | {pct(s['dev']['generic_first'])} | {pct(s['validation']['generic_first'])} |",
+             f"| failing logs with an error line of a known family | {s['dev']['family_unrecognised'][1]} | {s['validation']['family_unrecognised'][1]} |",
+             f"| ... of those, nothing recognised | {pct(s['dev']['family_unrecognised'])} | {pct(s['validation']['family_unrecognised'])} |",
              "", "Per category (top-1 category hits / failing logs of that category):", "",
              "| category | dev | validation |", "| --- | ---: | ---: |"]
     for cat in CATEGORIES:
@@ -157,7 +200,20 @@ def real_section(rows):
             rs = [r for r in rows if r["split"] == split and not r["clean"] and r["category"] == cat]
             cells.append(f"{sum(r['first_category'] == cat for r in rs)}/{len(rs)}" if rs else "-")
         lines.append(f"| {cat} | {cells[0]} | {cells[1]} |")
-    lines += ["", "Misses (first answer differs from the thread's cause):", "",
+    lines += ["", "An error line of a known family is recognised by `KNOWN_FAMILY_LINES` in the script, written",
+              "from the issue's list (`HSA_STATUS_ERROR_*`, `hipError*`, `MIOpen(HIP): Error` / `MIOpen Error`,",
+              "`rocBLAS error`, amdgpu page faults / ring timeouts / GPU resets / `kfd ... not supported`,",
+              "`terminate called after throwing`, `RuntimeError: HIP error` / `HIP error:`), independently of the",
+              "kb's signatures. Per family, failing logs whose first such line is of that family (dev / validation):", ""]
+    fams = [f for f, _ in KNOWN_FAMILY_LINES]
+    for split in ("dev", "validation"):
+        c = collections.Counter(r["known_family"] for r in rows if r["split"] == split and not r["clean"] and r["known_family"])
+        lines.append(f"- {split}: " + ", ".join(f"{f} {c[f]}" for f in fams if c[f]) + ".")
+    dev_shrugs = [r["file"] for r in rows if r["split"] == "dev" and not r["clean"] and r["known_family"] and r["first_id"] is None]
+    lines += ["", "Dev logs with such a line that got nothing recognised: "
+              + (", ".join(f"`{f}`" for f in dev_shrugs) if dev_shrugs else "none")
+              + " (validation: counts only, above).", ""]
+    lines += ["Misses (first answer differs from the thread's cause):", "",
               "| split | log | thread says | rmcp first |", "| --- | --- | --- | --- |"]
     for r in rows:
         if r["clean"]:
@@ -227,8 +283,10 @@ def main():
     pathlib.Path(args.out).write_text("\n".join(head + real_lines + [""] + written_lines) + "\n")
     v = s["validation"]
     print(f"validation: top-1 {pct(v['top1'])}, entry first {pct(v['entry_first'])}, "
-          f"unrecognised {pct(v['unrecognised'])}, false positives {pct(v['false_positives'])}; "
-          f"dev: top-1 {pct(s['dev']['top1'])}; written corpus {'ok' if written_ok else 'FAILS'} -> {args.out}")
+          f"unrecognised {pct(v['unrecognised'])}, known-family unrecognised {pct(v['family_unrecognised'])}, "
+          f"false positives {pct(v['false_positives'])}; "
+          f"dev: top-1 {pct(s['dev']['top1'])}, entry first {pct(s['dev']['entry_first'])}, "
+          f"known-family unrecognised {pct(s['dev']['family_unrecognised'])}; written corpus {'ok' if written_ok else 'FAILS'} -> {args.out}")
     return 0
 
 

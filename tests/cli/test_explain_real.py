@@ -67,11 +67,12 @@ def rows(rmcp):
 
 # The promise (issue "Diagnose the real world"): on the validation split, >= 95% top-1
 # category, >= 85% right entry first, no failing log unrecognised, no clean log alarming.
-# Measured now (docs/explain-accuracy.md): 90.4% top-1 (66/73), 86.2% entry first (25/29),
-# 3 of 73 unrecognised, 0 of 2 clean logs alarming: the top-1 and "unrecognised" promises are
-# not met yet (the rise from 88.9% is a relabelled row and a new row, not a kb change: docs/explain.md). This test holds the validation split to what is measured, so that a kb change
+# Measured now (docs/explain-accuracy.md): 90.9% top-1 (70/77), 87.5% entry first (28/32),
+# 3 of 77 unrecognised, 0 of 2 clean logs alarming: the top-1 and "unrecognised" promises are
+# not met yet (issue 13, fourth round: the rise from 90.4% is new validation rows, not a kb
+# change: docs/explain.md). This test holds the validation split to what is measured, so that a kb change
 # cannot make it worse unnoticed; the thresholds move up as the kb improves, never down.
-VALIDATION_FLOOR = {"top1": 0.90, "entry_first": 0.85, "unrecognised_max": 3, "false_positives_max": 0}
+VALIDATION_FLOOR = {"top1": 0.909, "entry_first": 0.875, "unrecognised_max": 3, "false_positives_max": 0}
 
 
 @sweep_of_the_real_logs
@@ -82,6 +83,49 @@ def test_validation_split_does_not_fall_below_what_was_measured(rows):
     assert entry[0] >= VALIDATION_FLOOR["entry_first"] * entry[1], f"right entry first {entry}"
     assert unrecognised[0] <= VALIDATION_FLOOR["unrecognised_max"], f"nothing recognised {unrecognised}"
     assert fp[0] <= VALIDATION_FLOOR["false_positives_max"], f"false positives on clean logs {fp}"
+
+
+# "0 nothing recognised for logs with an error line of a known family" (the issue's promise),
+# with the family lines recognised by the script's own KNOWN_FAMILY_LINES, written from the
+# issue's list and independent of the kb's signatures. Measured (docs/explain-accuracy.md):
+# dev 0 of 77, validation 0 of 49 such logs unrecognised.
+KNOWN_FAMILY_UNRECOGNISED_MAX = {"dev": 0, "validation": 0}
+
+
+@sweep_of_the_real_logs
+def test_no_log_with_a_known_family_error_line_is_unrecognised(rows):
+    s = accuracy.summarise(rows)
+    for split, most in KNOWN_FAMILY_UNRECOGNISED_MAX.items():
+        shrugged, with_line = s[split]["family_unrecognised"]
+        assert with_line > 0, split
+        assert shrugged <= most, f"{split}: {shrugged} of {with_line} logs with a known-family error line unrecognised"
+
+
+@pytest.mark.parametrize("line, family", [
+    ("Device::callbackQueue aborting with error : HSA_STATUS_ERROR_INVALID_ISA: The instruction set architecture is invalid. code: 0x100f", "HSA status error"),
+    (":3:hip_module.cpp :685 : 2219486103 us: hipLaunchKernel: Returned hipErrorInvalidDeviceFunction :", "HIP error name"),
+    ("MIOpen(HIP): Error [Compile] 'hiprtcCompileProgram(prog.get(), c_options.size(), c_options.data())' naive_conv.cpp: HIPRTC_ERROR_COMPILATION (6)", "MIOpen error"),
+    ("MIOpen Error: /long_pathname_so_that_rpms_can_package_the_debug_info/src/MIOpen/src/ocl/convolutionocl.cpp:150: No suitable algorithm was found to execute the required convolution", "MIOpen error"),
+    ("rocBLAS error: Cannot read /opt/rocm/lib/rocblas/library/TensileLibrary.dat: Illegal seek for GPU arch : gfx1031", "rocBLAS error"),
+    ("amdgpu 0000:03:00.0: amdgpu: [gfxhub0] no-retry page fault (src_id:0 ring:24 vmid:8 pasid:32773)", "amdgpu page fault"),
+    ("amdgpu 0000:03:00.0: amdgpu:   GCVM_L2_PROTECTION_FAULT_STATUS:0x00801031", "amdgpu page fault"),
+    ("[drm:amdgpu_job_timedout [amdgpu]] *ERROR* ring gfx_0.0.0 timeout, signaled seq=1234, emitted seq=1236", "amdgpu ring timeout"),
+    ("[drm:amdgpu_job_timedout [amdgpu]] *ERROR* ring comp_1.0.0 timeout, but soft recovered", "amdgpu ring timeout"),
+    ("amdgpu 0000:03:00.0: amdgpu: GPU reset begin!", "amdgpu GPU reset"),
+    ("kfd kfd: amdgpu: GC IP 090400 not supported in kfd", "kfd not supported"),
+    ("terminate called after throwing an instance of 'ihipException'", "unhandled C++ exception"),
+    ("RuntimeError: HIP error: invalid device function", "Python HIP error"),
+    ("torch.AcceleratorError: HIP error: initialization error", "Python HIP error"),
+    ("100%|##########| 50/50 [00:12<00:00,  4.01it/s]", None),
+    ("MIOpen(HIP): Warning [SQLiteBase] Missing system database file: gfx1030_40.kdb Performance may degrade.", None),
+    ("amdgpu 0000:03:00.0: amdgpu: SMU is initialized successfully!", None),
+    ("Using device: cuda:0 (AMD Radeon RX 7900 XTX, gfx1100)", None),
+])
+def test_known_family_line_recogniser(tmp_path, line, family):
+    # The independent recogniser behind the metric above: the issue's families, nothing else.
+    log = tmp_path / "x.log"
+    log.write_text("starting\n" + line + "\nexit\n")
+    assert accuracy.known_family_line(log) == family
 
 
 @sweep_of_the_real_logs
