@@ -5,6 +5,8 @@
 // the cursor is; nothing about a particular command is written by hand here.
 #include "context.hpp"
 
+#include "util/strings.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -131,23 +133,6 @@ std::vector<std::string> option_names(const CommandSpec& spec) {
     std::vector<std::string> names;
     for (const auto& o : spec.options) names.insert(names.end(), o.names.begin(), o.names.end());
     return names;
-}
-
-// Single-quoted for sh-like shells (bash, zsh): ' becomes '\''.
-std::string sh_quote(const std::string& text) {
-    std::string out = "'";
-    for (const char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return out + "'";
-}
-
-// Single-quoted for fish: \ and ' are escaped with a backslash.
-std::string fish_quote(const std::string& text) {
-    std::string out = "'";
-    for (const char c : text) {
-        if (c == '\\' || c == '\'') out += '\\';
-        out += c;
-    }
-    return out + "'";
 }
 
 // The tables shared by the bash and zsh walkers: shell functions with one case per command.

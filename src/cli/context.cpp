@@ -1,5 +1,7 @@
 #include "context.hpp"
 
+#include "util/strings.hpp"
+
 #include "install_paths.hpp"
 
 #include <fmt/format.h>
@@ -91,9 +93,7 @@ std::string command_prefix(const Context& ctx) {
         return std::isalnum(static_cast<unsigned char>(c)) || c == '/' || c == '.' || c == '_' || c == '-' || c == '+';
     });
     if (plain) return "rmcp --root " + dir;
-    std::string quoted = "'";
-    for (const char c : dir) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return "rmcp --root " + quoted + "'";
+    return "rmcp --root " + sh_quote(dir);
 }
 
 std::string shown_path(const Root& root, std::string_view logical) { return root.host_path(logical); }

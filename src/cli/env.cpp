@@ -14,6 +14,7 @@
 #include "patch/auto_profile.hpp"
 #include "patch/patch.hpp"
 #include "patch/profile.hpp"
+#include "util/strings.hpp"
 
 #include <fmt/core.h>
 
@@ -32,22 +33,6 @@ struct EnvOptions {
     std::string profile_dir;
     std::string patch_dir;
 };
-
-std::string sh_quote(std::string_view v) {
-    std::string out = "'";
-    for (const char c : v) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return out + "'";
-}
-
-// fish: inside single quotes only \\ and \' are escapes.
-std::string fish_quote(std::string_view v) {
-    std::string out = "'";
-    for (const char c : v) {
-        if (c == '\\' || c == '\'') out += '\\';
-        out += c;
-    }
-    return out + "'";
-}
 
 // dotenv: double quotes with \\, \", \$ and \n escaped (the common dotenv/docker reading).
 std::string dotenv_quote(std::string_view v) {

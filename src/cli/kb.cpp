@@ -31,7 +31,7 @@ struct KbOptions {
     std::string patch_dir;
 };
 
-int do_list(Context& ctx) {
+int list_entries(Context& ctx) {
     const auto format = ctx.format({OutputFormat::text, OutputFormat::json});
     if (!format) return fail(ctx, format.error());
     const auto kb = kb::load(ctx.kb_dir());
@@ -41,7 +41,7 @@ int do_list(Context& ctx) {
     return 0;
 }
 
-int do_show(Context& ctx, const KbOptions& o) {
+int show_entry(Context& ctx, const KbOptions& o) {
     const auto format = ctx.format({OutputFormat::text, OutputFormat::json});
     if (!format) return fail(ctx, format.error());
     const auto kb = kb::load(ctx.kb_dir());
@@ -122,12 +122,12 @@ void add_kb_command(CLI::App& app, Context& ctx, Action& action) {
 
     auto* list = cmd->add_subcommand("list", "Every entry: id, severity, category, confidence, title");
     list->footer("Formats: text (default), json.");
-    list->callback([&ctx, &action] { action = [&ctx] { return do_list(ctx); }; });
+    list->callback([&ctx, &action] { action = [&ctx] { return list_entries(ctx); }; });
 
     auto* show = cmd->add_subcommand("show", "One entry: summary, when it applies, signatures, fixes, references");
     show->add_option("id", o->id, "Entry id")->required();
     show->footer("Formats: text (default), json. Exit 2 for an unknown id.");
-    show->callback([&ctx, &action, o] { action = [&ctx, o] { return do_show(ctx, *o); }; });
+    show->callback([&ctx, &action, o] { action = [&ctx, o] { return show_entry(ctx, *o); }; });
 
     auto* render = cmd->add_subcommand("render", "Write one Markdown page per entry plus index.md");
     render->add_option("-o,--output", o->out_dir, "Directory to write the pages to")->required()->type_name("DIR");

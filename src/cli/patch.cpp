@@ -76,7 +76,7 @@ Result<patch::Plan> make_plan(Context& ctx, const Root& root, const patch::Patch
     return patch::make_plan(root, set, ids, pc);
 }
 
-int do_list(Context& ctx, const PatchOptions& po) {
+int list_patches(Context& ctx, const PatchOptions& po) {
     const auto format = ctx.format({OutputFormat::text, OutputFormat::json});
     if (!format) return fail(ctx, format.error());
     auto set = load(ctx, po);
@@ -96,7 +96,7 @@ int do_list(Context& ctx, const PatchOptions& po) {
     return 0;
 }
 
-int do_show(Context& ctx, const PatchOptions& po) {
+int show_patch(Context& ctx, const PatchOptions& po) {
     const auto format = ctx.format({OutputFormat::text, OutputFormat::json});
     if (!format) return fail(ctx, format.error());
     auto set = load(ctx, po);
@@ -310,11 +310,11 @@ void add_patch_command(CLI::App& app, Context& ctx, Action& action) {
     cmd->footer("Patches are data (patches/*.toml, docs/patches.md). Journals: $XDG_STATE_HOME/rmcp, /var/lib/rmcp.");
 
     auto* list = cmd->add_subcommand("list", "Every patch: id, evidence, reversibility, title");
-    list->callback([&] { action = [&] { return do_list(ctx, po); }; });
+    list->callback([&] { action = [&] { return list_patches(ctx, po); }; });
 
     auto* show = cmd->add_subcommand("show", "What a patch does, why, its cost, evidence and reversibility");
     show->add_option("id", po.ids, "Patch id")->required()->expected(1);
-    show->callback([&] { action = [&] { return do_show(ctx, po); }; });
+    show->callback([&] { action = [&] { return show_patch(ctx, po); }; });
 
     auto* plan = cmd->add_subcommand("plan", "The exact operations and diffs of applying patches; touches nothing");
     plan->add_option("ids", po.ids, "Patch ids")->required();

@@ -77,5 +77,17 @@ TEST(PathText, DirnameAndBasename) {
     EXPECT_EQ(basename("../../0000:03:00.0"), "0000:03:00.0");
 }
 
+TEST(ShQuote, OnlyTheSingleQuoteNeedsCare) {
+    EXPECT_EQ(sh_quote(""), "''");
+    EXPECT_EQ(sh_quote("gfx1030 $HOME `x` \\ \"q\""), "'gfx1030 $HOME `x` \\ \"q\"'");
+    EXPECT_EQ(sh_quote("it's"), "'it'\\''s'");
+}
+
+TEST(FishQuote, BackslashAndSingleQuoteAreEscaped) {
+    EXPECT_EQ(fish_quote(""), "''");
+    EXPECT_EQ(fish_quote("a $b"), "'a $b'");
+    EXPECT_EQ(fish_quote("it's \\n"), "'it\\'s \\\\n'");
+}
+
 }  // namespace
 }  // namespace rmcp

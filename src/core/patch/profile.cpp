@@ -272,17 +272,6 @@ std::string user_env_file_path(const std::map<std::string, std::string>& process
 }
 
 namespace {
-// Single-quoted sh word: the only character that needs care is ' itself ('\'').
-std::string sh_quote(std::string_view v) {
-    std::string out = "'";
-    for (const char c : v) {
-        if (c == '\'') out += "'\\''";
-        else out += c;
-    }
-    out += '\'';
-    return out;
-}
-
 // profile.env in the sh syntax people write by hand (POSIX "Shell Command Language",
 // https://pubs.opengroup.org/onlinepubs/9699919799/utilities/V3_chap02.html, 2.2 Quoting
 // and 2.9.1 Simple Commands): `NAME=value`, `export NAME=value ...`, `unset NAME ...`,

@@ -133,4 +133,22 @@ std::string_view basename(std::string_view path) {
     return slash == std::string_view::npos ? path : path.substr(slash + 1);
 }
 
+std::string sh_quote(std::string_view word) {
+    std::string out = "'";
+    for (const char c : word) {
+        if (c == '\'') out += "'\\''";
+        else out += c;
+    }
+    return out + "'";
+}
+
+std::string fish_quote(std::string_view word) {
+    std::string out = "'";
+    for (const char c : word) {
+        if (c == '\\' || c == '\'') out += '\\';
+        out += c;
+    }
+    return out + "'";
+}
+
 }  // namespace rmcp

@@ -34,5 +34,10 @@ std::string join(const std::vector<std::string_view>& parts, std::string_view se
 // without a slash. Trailing slashes are not special. Views into `path` (or a literal).
 std::string_view dirname(std::string_view path);
 std::string_view basename(std::string_view path);
+// One shell word, single-quoted. sh (POSIX "Shell Command Language" 2.2.2: nothing is special
+// inside single quotes, so ' is written '\''); fish (inside single quotes only \\ and \' are
+// escapes: https://fishshell.com/docs/current/language.html#quotes).
+std::string sh_quote(std::string_view word);
+std::string fish_quote(std::string_view word);
 
 }  // namespace rmcp
