@@ -501,6 +501,8 @@ def audit_logs():
     log.hit(["mes-hang"], "[  950.818174] amdgpu 0000:c5:00.0: amdgpu: MES might be in unrecoverable state, issue a "
                           "GPU reset")
     log.hit(["gpu-hang-ring-timeout"], "[  950.818199] amdgpu 0000:c5:00.0: amdgpu: GPU reset begin!. Source:  3")
+    log.hit(["gpu-hang-ring-timeout"], "[  951.466712] amdgpu 0000:c5:00.0: amdgpu: GPU reset(2) succeeded!")
+    log.hit(["gpu-hang-ring-timeout"], "[  951.466730] amdgpu 0000:c5:00.0: [drm] device wedged, but recovered through reset")
     log.hit(["mes-hang"], "[ 1210.004411] [drm:mes_v11_0_submit_pkt_and_poll_completion.constprop.0 [amdgpu]] *ERROR* "
                           "MES failed to response msg=3")
     logs.append(log)
