@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -136,7 +137,19 @@ Result<ScenarioResult> classify_child(int wait_status, bool timed_out, std::stri
 }
 
 Result<std::string> resolve_interpreter(const std::string& python, const std::string& path_env) {
-    const auto executable = [](const std::string& p) { return ::access(p.c_str(), X_OK) == 0; };
+    // access(X_OK) alone is true for a directory (its search permission): a directory named
+    // python3 earlier in PATH would be chosen and fail later as "Permission denied". The
+    // shell's PATH search (POSIX 2.9.1.1, "Command Search and Execution") skips what it
+    // cannot execute, so only regular files count.
+    const auto executable = [](const std::string& p) {
+        struct stat st {};
+        if (::stat(p.c_str(), &st) != 0) return false;
+        if (!S_ISREG(st.st_mode)) {
+            errno = S_ISDIR(st.st_mode) ? EISDIR : EACCES;
+            return false;
+        }
+        return ::access(p.c_str(), X_OK) == 0;
+    };
     if (python.find('/') != std::string::npos) {
         if (executable(python)) return python;
         return os_error("starting the probe worker with", python, errno);
