@@ -67,12 +67,12 @@ def rows(rmcp):
 
 # The promise (issue "Diagnose the real world"): on the validation split, >= 95% top-1
 # category, >= 85% right entry first, no failing log unrecognised, no clean log alarming.
-# Measured now (docs/explain-accuracy.md): 90.9% top-1 (70/77), 87.5% entry first (28/32),
-# 3 of 77 unrecognised, 0 of 2 clean logs alarming: the top-1 and "unrecognised" promises are
-# not met yet (issue 13, fourth round: the rise from 90.4% is new validation rows, not a kb
+# Measured now (docs/explain-accuracy.md): 91.0% top-1 (71/78), 87.5% entry first (28/32),
+# 3 of 78 unrecognised, 0 of 2 clean logs alarming: the top-1 and "unrecognised" promises are
+# not met yet (issue 13, sixth round: the rise from 90.9% is one new validation row, not a kb
 # change: docs/explain.md). This test holds the validation split to what is measured, so that a kb change
 # cannot make it worse unnoticed; the thresholds move up as the kb improves, never down.
-VALIDATION_FLOOR = {"top1": 0.909, "entry_first": 0.875, "unrecognised_max": 3, "false_positives_max": 0}
+VALIDATION_FLOOR = {"top1": 0.910, "entry_first": 0.875, "unrecognised_max": 3, "false_positives_max": 0}
 
 
 @sweep_of_the_real_logs
@@ -88,7 +88,7 @@ def test_validation_split_does_not_fall_below_what_was_measured(rows):
 # "0 nothing recognised for logs with an error line of a known family" (the issue's promise),
 # with the family lines recognised by the script's own KNOWN_FAMILY_LINES, written from the
 # issue's list and independent of the kb's signatures. Measured (docs/explain-accuracy.md):
-# dev 0 of 77, validation 0 of 49 such logs unrecognised.
+# dev 0 of 79, validation 0 of 49 such logs unrecognised.
 KNOWN_FAMILY_UNRECOGNISED_MAX = {"dev": 0, "validation": 0}
 
 
