@@ -5,6 +5,8 @@
 
 #include "patch/patch.hpp"
 
+#include "scratch_dir.hpp"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -40,9 +42,6 @@ fs::perms mode_of(const fs::path& p) { return fs::status(p).permissions() & fs::
 class Applier : public ::testing::Test {
 protected:
     void SetUp() override {
-        char tmpl[] = "/tmp/rmcp-applier-XXXXXX";
-        ASSERT_NE(::mkdtemp(tmpl), nullptr);
-        m_tmp = tmpl;
         m_dir = m_tmp / "root";
         // The fixture is never written: the test works on a copy.
         fs::copy(fs::path(RMCP_SOURCE_DIR) / "tests/fixtures/rx6600-gfx1032", m_dir,
@@ -58,7 +57,6 @@ protected:
         m_options.env = m_ctx.env;
         m_options.euid = 0;  // the modprobe target is a system file
     }
-    void TearDown() override { fs::remove_all(m_tmp); }
 
     patch::Plan plan(const std::vector<std::string>& ids) {
         auto p = patch::make_plan(*m_root, m_set, ids, m_ctx);
@@ -67,7 +65,8 @@ protected:
     }
     fs::path host(const std::string& logical) const { return m_dir / logical.substr(1); }
 
-    fs::path m_tmp, m_dir;
+    testing_support::ScratchDir m_scratch{"applier"};
+    fs::path m_tmp = m_scratch.path(), m_dir;
     std::optional<Root> m_root;
     patch::PatchSet m_set;
     patch::PlanContext m_ctx;

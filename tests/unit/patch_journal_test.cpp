@@ -3,6 +3,8 @@
 #include "patch/applier.hpp"
 #include "patch/journal.hpp"
 
+#include "scratch_dir.hpp"
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -102,20 +104,17 @@ namespace {
 class JournalFiles : public ::testing::Test {
 protected:
     void SetUp() override {
-        char tmpl[] = "/tmp/rmcp-journal-XXXXXX";
-        ASSERT_NE(::mkdtemp(tmpl), nullptr);
-        m_dir = tmpl;
         auto root = Root::open(m_dir);
         ASSERT_TRUE(root.ok()) << root.error().message();
         m_root.emplace(std::move(*root));
     }
-    void TearDown() override { std::filesystem::remove_all(m_dir); }
     void put(const std::string& logical, const std::string& text) {
         const auto p = m_dir / logical.substr(1);
         std::filesystem::create_directories(p.parent_path());
         std::ofstream(p) << text;
     }
-    std::filesystem::path m_dir;
+    testing_support::ScratchDir m_scratch{"journal"};
+    std::filesystem::path m_dir = m_scratch.path();
     std::optional<Root> m_root;
     std::map<std::string, std::string> m_env{{"HOME", "/home/u"}, {"XDG_STATE_HOME", "/state"}};
 };

@@ -7,6 +7,8 @@
 #include "probe/command.hpp"
 
 #include <fmt/format.h>
+#include "scratch_dir.hpp"
+
 #include <gtest/gtest.h>
 
 #include <sys/stat.h>
@@ -31,9 +33,6 @@ const fs::path k_source(RMCP_SOURCE_DIR);
 class ProbeCommand : public ::testing::Test {
 protected:
     void SetUp() override {
-        std::string tmpl = (fs::path(::testing::TempDir()) / "rmcp-probe-command-XXXXXX").string();
-        ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
-        m_dir = tmpl;
         m_diag_file = ::open_memstream(&m_diag_buf, &m_diag_size);
         ASSERT_NE(m_diag_file, nullptr);
         for (const char* name : {"RMCP_PYTHON", "XDG_CONFIG_HOME"})
@@ -47,7 +46,6 @@ protected:
         std::fclose(m_diag_file);
         std::free(m_diag_buf);
         fs::permissions(m_dir, fs::perms::owner_all, fs::perm_options::add);
-        fs::remove_all(m_dir);
     }
 
     // A request that would pass every check up to the interpreter, which does not exist.
@@ -79,7 +77,8 @@ protected:
         return path.string();
     }
 
-    fs::path m_dir;
+    testing_support::ScratchDir m_scratch{"probe-command"};
+    fs::path m_dir = m_scratch.path();
     std::FILE* m_diag_file = nullptr;
     char* m_diag_buf = nullptr;
     std::size_t m_diag_size = 0;

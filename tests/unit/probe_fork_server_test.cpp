@@ -5,6 +5,8 @@
 
 #include "process/spawn.hpp"
 
+#include "scratch_dir.hpp"
+
 #include <gtest/gtest.h>
 
 #include <csignal>
@@ -22,13 +24,6 @@ namespace fs = std::filesystem;
 // `PY -m rmcp.worker --serve --control-fd 3`).
 class ProbeForkServerStart : public ::testing::Test {
 protected:
-    void SetUp() override {
-        std::string tmpl = (fs::path(::testing::TempDir()) / "rmcp-fork-server-XXXXXX").string();
-        ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
-        m_dir = tmpl;
-    }
-    void TearDown() override { fs::remove_all(m_dir); }
-
     std::string script(const std::string& body) {
         const fs::path path = m_dir / "python3";
         std::ofstream(path) << "#!/bin/sh\n" << body << "\n";
@@ -44,7 +39,8 @@ protected:
         return o;
     }
 
-    fs::path m_dir;
+    testing_support::ScratchDir m_scratch{"fork-server"};
+    fs::path m_dir = m_scratch.path();
 };
 
 TEST(ProbeForkServer, SignalNames) {

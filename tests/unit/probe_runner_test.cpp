@@ -5,6 +5,8 @@
 // probe_command_test.cpp; its runs with the real worker in tests/cli/test_probe.py.
 #include "probe/runner.hpp"
 
+#include "scratch_dir.hpp"
+
 #include <gtest/gtest.h>
 
 #include <csignal>
@@ -212,13 +214,9 @@ TEST(ProbeClassifyChild, ExitTwoIsAWorkerThatRejectedItsArguments) {
 class ProbeResolveInterpreter : public ::testing::Test {
 protected:
     void SetUp() override {
-        std::string tmpl = (fs::path(::testing::TempDir()) / "rmcp-resolve-XXXXXX").string();
-        ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
-        m_dir = tmpl;
         fs::create_directories(m_dir / "a");
         fs::create_directories(m_dir / "b");
     }
-    void TearDown() override { fs::remove_all(m_dir); }
 
     fs::path file(const fs::path& relative, bool executable) {
         const fs::path path = m_dir / relative;
@@ -232,7 +230,8 @@ protected:
         return out;
     }
 
-    fs::path m_dir;
+    testing_support::ScratchDir m_scratch{"resolve"};
+    fs::path m_dir = m_scratch.path();
 };
 
 TEST_F(ProbeResolveInterpreter, APathIsTakenAsItIsWhenExecutable) {

@@ -5,6 +5,8 @@
 // The relay, signals and stalls are in run_supervisor_test.cpp and tests/cli/test_run.py.
 #include "run/command.hpp"
 
+#include "scratch_dir.hpp"
+
 #include <gtest/gtest.h>
 
 #include <csignal>
@@ -39,9 +41,6 @@ constexpr const char* k_profiles[][2] = {
 class RunCommand : public ::testing::Test {
 protected:
     void SetUp() override {
-        std::string tmpl = (fs::path(::testing::TempDir()) / "rmcp-run-command-XXXXXX").string();
-        ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
-        m_dir = tmpl;
         fs::create_directories(m_dir / "root");
         fs::create_directories(m_dir / "data" / "profiles");
         fs::create_directories(m_dir / "state");
@@ -63,7 +62,6 @@ protected:
             else ::unsetenv(name.c_str());
         std::fclose(m_diag_file);
         std::free(m_diag_buf);
-        fs::remove_all(m_dir);
     }
 
     static void write(const fs::path& path, const std::string& text) {
@@ -117,7 +115,8 @@ protected:
         return out;
     }
 
-    fs::path m_dir;
+    testing_support::ScratchDir m_scratch{"run-command"};
+    fs::path m_dir = m_scratch.path();
     fs::path m_root_dir;  // "" : m_dir/root
     int m_roots_opened = 0;
     std::FILE* m_diag_file = nullptr;

@@ -2,6 +2,8 @@
 // shows, and how opening fails (each failure names the file and keeps errno).
 #include "scan/bytes.hpp"
 
+#include "scratch_dir.hpp"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -19,13 +21,8 @@ namespace fs = std::filesystem;
 
 class MappedFiles : public ::testing::Test {
 protected:
-    void SetUp() override {
-        char tmpl[] = "/tmp/rmcp-bytes-XXXXXX";
-        ASSERT_NE(::mkdtemp(tmpl), nullptr);
-        m_dir = tmpl;
-    }
-    void TearDown() override { fs::remove_all(m_dir); }
-    fs::path m_dir;
+    testing_support::ScratchDir m_scratch{"bytes"};
+    fs::path m_dir = m_scratch.path();
 };
 
 TEST_F(MappedFiles, AFileIsMappedWhole) {

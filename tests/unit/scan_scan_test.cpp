@@ -3,6 +3,8 @@
 // inside a fixture root with links that loop or repeat.
 #include "scan/scan.hpp"
 
+#include "scratch_dir.hpp"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -42,9 +44,6 @@ TEST(ScanNames, WhichFilesAWalkTakes) {
 class ScanFiles : public ::testing::Test {
 protected:
     void SetUp() override {
-        char tmpl[] = "/tmp/rmcp-scan-XXXXXX";
-        ASSERT_NE(::mkdtemp(tmpl), nullptr);
-        m_dir = tmpl;
         // A copy of a fixture's torch install (the fixture itself is never written).
         const fs::path lib = "home/alex/venv/lib/python3.12/site-packages/torch/lib";
         fs::create_directories(m_dir / lib);
@@ -60,14 +59,14 @@ protected:
         ASSERT_TRUE(root.ok()) << root.error().message();
         m_root.emplace(std::move(*root));
     }
-    void TearDown() override { fs::remove_all(m_dir); }
     void write(const std::string& logical, const std::string& text) {
         const fs::path p = m_dir / logical.substr(1);
         fs::create_directories(p.parent_path());
         std::ofstream(p) << text;
     }
 
-    fs::path m_dir;
+    testing_support::ScratchDir m_scratch{"scan"};
+    fs::path m_dir = m_scratch.path();
     std::string m_lib;
     std::optional<Root> m_root;
 };

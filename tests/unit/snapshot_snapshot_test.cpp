@@ -3,6 +3,8 @@
 // dpkg status goes into a support bundle, and what counts as a binary.
 #include "snapshot/snapshot.hpp"
 
+#include "scratch_dir.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -109,12 +111,10 @@ TEST(SnapshotSelection, RecordsDeviceNodesAndReadErrors) {
 
 TEST(SnapshotWrite, TheArchiveHoldsWhatTheListingNames) {
     const Root root = fixture("rx6600-gfx1032");
-    char tmpl[] = "/tmp/rmcp-snapshot-XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    const fs::path out = fs::path(tmpl) / "snap.tar.gz";
+    const testing_support::ScratchDir scratch("snapshot");
+    const fs::path out = scratch / "snap.tar.gz";
     auto written = write_snapshot(root, out);
     if (!written.ok() && written.error().cause.find("libarchive") != std::string::npos) {
-        fs::remove_all(tmpl);
         GTEST_SKIP() << written.error().message();
     }
     ASSERT_TRUE(written.ok()) << written.error().message();
@@ -131,6 +131,5 @@ TEST(SnapshotWrite, TheArchiveHoldsWhatTheListingNames) {
     for (const auto& e : listed->entries) b.push_back(e.path);
     EXPECT_EQ(a, b);
     // Nothing but the archive is left next to it (temp file renamed into place).
-    EXPECT_EQ(std::distance(fs::directory_iterator(tmpl), fs::directory_iterator{}), 1);
-    fs::remove_all(tmpl);
+    EXPECT_EQ(std::distance(fs::directory_iterator(scratch.path()), fs::directory_iterator{}), 1);
 }
