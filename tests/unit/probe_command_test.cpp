@@ -7,6 +7,7 @@
 #include "probe/command.hpp"
 
 #include <fmt/format.h>
+#include "captured_output.hpp"
 #include "scratch_dir.hpp"
 
 #include <gtest/gtest.h>
@@ -32,21 +33,8 @@ const fs::path k_source(RMCP_SOURCE_DIR);
 
 class ProbeCommand : public ::testing::Test {
 protected:
-    void SetUp() override {
-        m_diag_file = ::open_memstream(&m_diag_buf, &m_diag_size);
-        ASSERT_NE(m_diag_file, nullptr);
-        for (const char* name : {"RMCP_PYTHON", "XDG_CONFIG_HOME"})
-            if (const char* v = std::getenv(name)) m_saved_env.emplace_back(name, std::string(v));
-            else m_saved_env.emplace_back(name, std::nullopt);
-    }
-    void TearDown() override {
-        for (const auto& [name, value] : m_saved_env)
-            if (value) ::setenv(name.c_str(), value->c_str(), 1);
-            else ::unsetenv(name.c_str());
-        std::fclose(m_diag_file);
-        std::free(m_diag_buf);
-        fs::permissions(m_dir, fs::perms::owner_all, fs::perm_options::add);
-    }
+    void SetUp() override { ASSERT_NE(m_diag.file(), nullptr); }
+    void TearDown() override { fs::permissions(m_dir, fs::perms::owner_all, fs::perm_options::add); }
 
     // A request that would pass every check up to the interpreter, which does not exist.
     ProbeRequest request() const {
@@ -60,14 +48,11 @@ protected:
     }
 
     Result<ProbeOutcome> run(const ProbeRequest& r) {
-        Diagnostics diag(m_diag_file, Verbosity::verbose);
+        Diagnostics diag(m_diag.file(), Verbosity::verbose);
         return run_probe(r, diag);
     }
 
-    std::string diagnostics() {
-        std::fflush(m_diag_file);
-        return std::string(m_diag_buf, m_diag_size);
-    }
+    std::string diagnostics() { return m_diag.text(); }
 
     // An executable sh script standing in for the interpreter.
     std::string fake_python(const std::string& body) const {
@@ -79,10 +64,8 @@ protected:
 
     testing_support::ScratchDir m_scratch{"probe-command"};
     fs::path m_dir = m_scratch.path();
-    std::FILE* m_diag_file = nullptr;
-    char* m_diag_buf = nullptr;
-    std::size_t m_diag_size = 0;
-    std::vector<std::pair<std::string, std::optional<std::string>>> m_saved_env;
+    testing_support::CapturedStream m_diag;
+    testing_support::SavedEnvironment m_saved_env{"RMCP_PYTHON", "XDG_CONFIG_HOME"};
 };
 
 // ---- check_output_path ----------------------------------------------------------------

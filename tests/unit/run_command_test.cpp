@@ -5,6 +5,7 @@
 // The relay, signals and stalls are in run_supervisor_test.cpp and tests/cli/test_run.py.
 #include "run/command.hpp"
 
+#include "captured_output.hpp"
 #include "scratch_dir.hpp"
 
 #include <gtest/gtest.h>
@@ -45,23 +46,12 @@ protected:
         fs::create_directories(m_dir / "data" / "profiles");
         fs::create_directories(m_dir / "state");
         for (const auto& [name, text] : k_profiles) write(m_dir / "data" / "profiles" / name, text);
-        for (const char* name : {"XDG_CONFIG_HOME", "XDG_STATE_HOME", "RMCP_PRELOAD_LIB"})
-            if (const char* v = std::getenv(name)) m_saved_env.emplace_back(name, std::string(v));
-            else m_saved_env.emplace_back(name, std::nullopt);
         // profile.env and the user's profiles are read inside the root: /cfg is m_dir/root/cfg.
         ::setenv("XDG_CONFIG_HOME", "/cfg", 1);
         // Where an incident report would go by default: never the real state directory.
         ::setenv("XDG_STATE_HOME", (m_dir / "state").c_str(), 1);
         ::unsetenv("RMCP_PRELOAD_LIB");
-        m_diag_file = ::open_memstream(&m_diag_buf, &m_diag_size);
-        ASSERT_NE(m_diag_file, nullptr);
-    }
-    void TearDown() override {
-        for (const auto& [name, value] : m_saved_env)
-            if (value) ::setenv(name.c_str(), value->c_str(), 1);
-            else ::unsetenv(name.c_str());
-        std::fclose(m_diag_file);
-        std::free(m_diag_buf);
+        ASSERT_NE(m_diag.file(), nullptr);
     }
 
     static void write(const fs::path& path, const std::string& text) {
@@ -83,14 +73,11 @@ protected:
     }
 
     Result<CommandOutcome> run(const CommandRequest& r) {
-        Diagnostics diag(m_diag_file, Verbosity::verbose);
+        Diagnostics diag(m_diag.file(), Verbosity::verbose);
         return run_command(r, diag);
     }
 
-    std::string diagnostics() {
-        std::fflush(m_diag_file);
-        return std::string(m_diag_buf, m_diag_size);
-    }
+    std::string diagnostics() { return m_diag.text(); }
 
     // The plan a dry run returns; fails the test on an error.
     std::vector<Rung> plan(CommandRequest r) {
@@ -119,10 +106,8 @@ protected:
     fs::path m_dir = m_scratch.path();
     fs::path m_root_dir;  // "" : m_dir/root
     int m_roots_opened = 0;
-    std::FILE* m_diag_file = nullptr;
-    char* m_diag_buf = nullptr;
-    std::size_t m_diag_size = 0;
-    std::vector<std::pair<std::string, std::optional<std::string>>> m_saved_env;
+    testing_support::CapturedStream m_diag;
+    testing_support::SavedEnvironment m_saved_env{"XDG_CONFIG_HOME", "XDG_STATE_HOME", "RMCP_PRELOAD_LIB"};
 };
 
 // ---- time options --------------------------------------------------------------------

@@ -2,6 +2,8 @@
 // (docs/exit-codes.md), what -q and -v silence or add, and the count of warnings.
 #include "util/diag.hpp"
 
+#include "captured_output.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -12,28 +14,7 @@
 namespace rmcp {
 namespace {
 
-// What a Diagnostics printed: it writes to a memory stream read back by text().
-class Captured {
-public:
-    Captured() : m_file(::open_memstream(&m_buffer, &m_size)) {}
-    ~Captured() {
-        if (m_file) std::fclose(m_file);
-        std::free(m_buffer);
-    }
-    Captured(const Captured&) = delete;
-    Captured& operator=(const Captured&) = delete;
-
-    [[nodiscard]] std::FILE* file() const { return m_file; }
-    std::string text() {
-        std::fflush(m_file);
-        return {m_buffer, m_size};
-    }
-
-private:
-    char* m_buffer = nullptr;
-    std::size_t m_size = 0;
-    std::FILE* m_file;
-};
+using Captured = testing_support::CapturedStream;
 
 TEST(UtilDiag, EveryLevelHasTheOneMessageShape) {
     Captured out;
