@@ -22,6 +22,9 @@ one scenario in its own interpreter. What it does:
 3. times it: warm-up calls, device synchronisation around every call, the median of
    --repeat calls.
 
+Where a core is free, a helper process computes step 2's reference while step 3 runs
+(ReferenceProcess), and the comparison follows the timed calls.
+
 Exit status: 0 the scenario passed or is unsupported on this device (status says which),
 1 it failed (wrong answer or an exception), 2 usage error, 3 environment (no torch, no GPU).
 
@@ -35,8 +38,10 @@ import argparse
 import fnmatch
 import json
 import math
+import mmap
 import os
 import random
+import signal
 import statistics
 import sys
 import time
@@ -357,6 +362,160 @@ def normalised_error(torch, result, reference):
     return diff / scale if scale > 0 else diff
 
 
+# --------------------------------------------------------------------------- reference helper
+
+# Set to 1 to compute the float64 reference in the probe child itself, between the first call
+# and the timed ones, as without a helper: one process, no core shared with the timed calls.
+INLINE_REFERENCE_VARIABLE = "RMCP_PROBE_INLINE_REFERENCE"
+
+
+def thread_count():
+    """Threads of this process (a fork copies only the calling one)."""
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        import threading
+        return threading.active_count()
+
+
+def reference_layout(spec, ref_batch):
+    """The shape of what Case.reference returns, and how many batch rows it checks."""
+    batch, direction = spec["input"][0], spec["direction"]
+    rows = batch if direction == "backward_weight" else min(ref_batch, batch)
+    if direction == "forward":
+        return [rows, *_output_shape(spec)[1:]], rows
+    if direction == "backward_data":
+        return [rows, *spec["input"][1:]], rows
+    return list(spec["weight"]), rows
+
+
+def _exit_code(wait_status):
+    return os.WEXITSTATUS(wait_status) if os.WIFEXITED(wait_status) else -1
+
+
+class ReferenceProcess:
+    """The float64 reference, computed by a process forked from this one while this one
+    runs the operation and times it.
+
+    Computed in turn, the reference is about as much work as the timed calls (a float64
+    convolution on the CPU's BLAS): on a GPU, time the GPU sits idle; on the CPU, a core
+    left idle when torch runs fewer threads than there are cores. The helper is forked
+    first, before this process touches a device or starts a thread pool (a copy made after
+    either inherits a runtime or an OpenMP pool it cannot use), and waits: `release()` once
+    the first call has run, so that a scenario that fails or is unsupported never pays for
+    its reference, then `collect()` after the timed calls. It draws the same inputs from the
+    same seed and computes them with the same code (Case.reference on the CPU), so the values
+    are bit-identical to computing them here, and writes them into a shared anonymous
+    mapping. It stays in this process's group (the orchestrator's kill of the group reaches
+    it), dies with this process (PR_SET_PDEATHSIG), and writes nothing to stdout or stderr.
+
+    `start` returns None, and the reference is computed here as before, where a helper
+    cannot help or is not safe: this process already runs more than one thread, the
+    scenario runs on the CPU with a thread for every core this process may use, torch has
+    no frombuffer (before 1.10), or RMCP_PROBE_INLINE_REFERENCE=1."""
+
+    def __init__(self, torch, pid, go, mapping, shape, rows):
+        self._torch, self.pid, self._go, self._mapping = torch, pid, go, mapping
+        self.shape, self.rows = shape, rows
+
+    @classmethod
+    def start(cls, torch, spec, device, seed, ref_batch):
+        if os.environ.get(INLINE_REFERENCE_VARIABLE, "") not in ("", "0"):
+            return None
+        if not hasattr(torch, "frombuffer") or thread_count() != 1:
+            return None
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+        spare = cores - (torch.get_num_threads() if device == "cpu" else 0)
+        if spare < 1:
+            return None
+        shape, rows = reference_layout(spec, ref_batch)
+        mapping = mmap.mmap(-1, math.prod(shape) * 8)
+        go_r, go_w = os.pipe()
+        parent = os.getpid()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            os.close(go_w)
+            _reference_child(torch, spec, seed, ref_batch, parent, go_r, mapping, shape, spare)  # never returns
+        os.close(go_r)
+        return cls(torch, pid, go_w, mapping, shape, rows)
+
+    def release(self):
+        """The first call ran: compute the reference now."""
+        try:
+            os.write(self._go, b"1")
+        except OSError:
+            pass  # it is gone already; collect() says so
+        self._close_go()
+
+    def collect(self):
+        """(reference, rows) once the helper has finished, or None if it failed."""
+        _, status = os.waitpid(self.pid, 0)
+        self.pid = 0
+        if _exit_code(status) != 0:
+            return None
+        shared = self._torch.frombuffer(self._mapping, dtype=self._torch.float64, count=math.prod(self.shape))
+        values = shared.view(self.shape).clone()
+        del shared
+        return values, self.rows
+
+    def cancel(self):
+        """Ends the helper if it still runs, and frees the mapping (idempotent)."""
+        self._close_go()
+        if self.pid:
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+                os.waitpid(self.pid, 0)
+            except OSError:
+                pass
+            self.pid = 0
+        if self._mapping is not None:
+            try:
+                self._mapping.close()
+            except BufferError:
+                pass  # a tensor still views it; it goes with this process
+            self._mapping = None
+
+    def _close_go(self):
+        if self._go >= 0:
+            os.close(self._go)
+            self._go = -1
+
+
+def _die_with(parent):
+    """PR_SET_PDEATHSIG(SIGKILL), then make sure the parent did not die before it was set."""
+    try:
+        import ctypes
+        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL), 0, 0, 0)  # 1: PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() != parent:
+        os._exit(1)
+
+
+def _reference_child(torch, spec, seed, ref_batch, parent, go, mapping, shape, threads):
+    code = 1
+    try:
+        _die_with(parent)
+        quiet = os.open(os.devnull, os.O_RDWR)
+        os.dup2(quiet, 1)  # the orchestrator reads this group's stdout and stderr as the scenario's
+        os.dup2(quiet, 2)
+        os.close(quiet)
+        if os.read(go, 1) != b"1":
+            os._exit(0)  # the first call failed: nothing to compare with
+        torch.set_num_threads(threads)
+        reference, _rows = Case(torch, spec, "cpu", seed).reference(ref_batch)
+        if list(reference.shape) != shape:
+            os._exit(2)
+        torch.frombuffer(mapping, dtype=torch.float64, count=math.prod(shape)).view(shape).copy_(reference)
+        code = 0
+    except BaseException:  # noqa: B036 - any failure means "compute it yourself"
+        code = 1
+    finally:
+        os._exit(code)
+
+
 def device_facts(torch, device):
     facts = {"torch_version": torch.__version__, "hip_version": getattr(torch.version, "hip", None),
              "cuda_version": getattr(torch.version, "cuda", None), "device_name": "cpu", "gfx_target": ""}
@@ -378,6 +537,16 @@ def run_scenario(spec, device="cpu", repeat=5, warmup=2, seed=0, ref_batch=8, in
     except ImportError as exc:
         report.update(status="no_torch", message=f"import torch failed: {exc}")
         return report
+    # Forked before this process touches a device or starts a thread pool (ReferenceProcess).
+    helper = ReferenceProcess.start(torch, spec, device, seed, ref_batch)
+    try:
+        return _run_case(torch, spec, device, repeat, warmup, seed, ref_batch, inject, report, helper)
+    finally:
+        if helper is not None:
+            helper.cancel()
+
+
+def _run_case(torch, spec, device, repeat, warmup, seed, ref_batch, inject, report, helper):
     report.update(device_facts(torch, device) if not device.startswith("cuda") or torch.cuda.is_available()
                   else {"torch_version": torch.__version__})
     if device.startswith("cuda") and not torch.cuda.is_available():
@@ -388,7 +557,6 @@ def run_scenario(spec, device="cpu", repeat=5, warmup=2, seed=0, ref_batch=8, in
     report["miopen_enabled"] = bool(torch.backends.cudnn.enabled)
     injector = _Injector(os.environ.get("RMCP_PROBE_INJECT", "") if inject is None else inject, spec["id"])
 
-    tolerance = TOLERANCES[spec["dtype"]]
     try:
         case = Case(torch, spec, device, seed)
         case.prepare()
@@ -404,15 +572,44 @@ def run_scenario(spec, device="cpu", repeat=5, warmup=2, seed=0, ref_batch=8, in
             report.update(status="error", message=text.strip()[:2000])
         return report
 
-    reference, rows = case.reference(ref_batch)
+    if helper is not None:
+        # The reference is computed by the helper while this process times the operation;
+        # a wrong result is still reported as wrong (its times are dropped).
+        helper.release()
+        times = _timed_calls(case, repeat, warmup)
+        reference = helper.collect()
+        report["reference_helper"] = reference is not None
+        if reference is None:  # the helper failed: compute it here, as without one
+            reference = case.reference(ref_batch)
+        if not _check(torch, spec, report, result, *reference):
+            return report
+    else:
+        report["reference_helper"] = False
+        if not _check(torch, spec, report, result, *case.reference(ref_batch)):
+            return report
+        times = _timed_calls(case, repeat, warmup)
+    report.update(status="ok", median_ms=statistics.median(times), min_ms=min(times),
+                  times_ms=[round(t, 4) for t in times])
+    return report
+
+
+def _check(torch, spec, report, result, reference, rows):
+    """Compares the first call's result with the float64 reference; False (and status
+    "wrong" in report) when it is off by more than the dtype's tolerance."""
+    tolerance = TOLERANCES[spec["dtype"]]
     checked = result if spec["direction"] == "backward_weight" else result[:rows]
     error = normalised_error(torch, checked, reference)
     report.update(error=error if math.isfinite(error) else "inf", tolerance=tolerance, reference_rows=rows)
     if not error <= tolerance:
         report.update(status="wrong",
                       message=f"result differs from the float64 reference: error {error:.3g} > {tolerance:g}")
-        return report
+        return False
+    return True
 
+
+def _timed_calls(case, repeat, warmup):
+    """Milliseconds of each of `repeat` calls after `warmup` untimed ones, each call between
+    device synchronisations."""
     for _ in range(warmup):
         case.run()
     times = []
@@ -422,9 +619,7 @@ def run_scenario(spec, device="cpu", repeat=5, warmup=2, seed=0, ref_batch=8, in
         case.run()
         case.synchronize()
         times.append((time.perf_counter() - start) * 1e3)
-    report.update(status="ok", median_ms=statistics.median(times), min_ms=min(times),
-                  times_ms=[round(t, 4) for t in times])
-    return report
+    return times
 
 
 EXIT_FOR_STATUS = {"ok": 0, "unsupported": 0, "wrong": 1, "error": 1, "no_torch": 3, "no_device": 3}

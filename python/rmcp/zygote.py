@@ -45,6 +45,8 @@ import socket
 import sys
 import traceback
 
+from rmcp.worker import thread_count
+
 PROTOCOL = 1
 MAX_MESSAGE = 1 << 20
 
@@ -106,14 +108,6 @@ def torch_spec():
         except OSError:
             pass
     return info
-
-
-def thread_count():
-    try:
-        return len(os.listdir("/proc/self/task"))
-    except OSError:
-        import threading
-        return threading.active_count()
 
 
 class _Tripwires:

@@ -113,9 +113,11 @@ def test_expansion_matches_the_catalogue_ids():
     assert "eeg-conv1d-b16-bwd-weight-fp32" in ids
 
 
-def run_worker(*args, inject=None, timeout=60):
+def run_worker(*args, inject=None, timeout=60, extra_env=None):
     env = dict(os.environ, PYTHONPATH=str(REPO / "python"), RMCP_DATA_DIR=str(REPO))
     env.pop("RMCP_PROBE_INJECT", None)
+    env.pop(worker.INLINE_REFERENCE_VARIABLE, None)
+    env.update(extra_env or {})
     if inject is not None:
         env["RMCP_PROBE_INJECT"] = json.dumps(inject)
     return subprocess.run([sys.executable, "-m", "rmcp.worker", *args], env=env, capture_output=True,
@@ -145,3 +147,107 @@ def test_injected_crash_aborts_with_the_rocm_message():
 def test_usage_errors_exit_2():
     assert run_worker("no-such-scenario").returncode == 2
     assert run_worker('{"id": "x", "op": "conv3d"}').returncode == 2
+
+
+# ---------------------------------------------------------------- the reference helper
+# ReferenceProcess computes the float64 reference in a forked process while the worker times
+# the operation. It needs a core the CPU device leaves free: the worker command's torch runs
+# torch.get_num_threads() threads, and the helper is used only if the process may run on more.
+
+def helper_possible():
+    return len(os.sched_getaffinity(0)) > torch.get_num_threads()
+
+
+needs_spare_core = pytest.mark.skipif(not helper_possible(),
+                                      reason="torch uses every core here: the worker computes the reference itself")
+
+
+def worker_report(scenario, inline, inject=None):
+    proc = run_worker(scenario, "--repeat", "2", "--warmup", "1", inject=inject,
+                      extra_env={worker.INLINE_REFERENCE_VARIABLE: "1"} if inline else None)
+    assert proc.stderr == b"", proc.stderr
+    return json.loads(proc.stdout), proc.returncode
+
+
+@needs_spare_core
+@pytest.mark.parametrize("scenario_id", [
+    "conv2d-3x3-b16-fwd-fp32",
+    "conv2d-3x3-b16-bwd-data-fp32",
+    "conv2d-3x3-b16-bwd-weight-fp32",
+    "eeg-conv1d-b1-bwd-weight-fp32",
+])
+def test_reference_helper_gives_the_inline_reference_bit_for_bit(scenario_id):
+    helped, code = worker_report(scenario_id, inline=False)
+    inline, _ = worker_report(scenario_id, inline=True)
+    assert code == 0 and helped["status"] == inline["status"] == "ok"
+    assert helped["reference_helper"] is True and inline["reference_helper"] is False
+    assert helped["error"] == inline["error"] and helped["reference_rows"] == inline["reference_rows"]
+    assert helped["error"] > 0  # a real comparison, not an empty one
+
+
+@needs_spare_core
+def test_wrong_result_found_with_the_helper_and_reported_without_times():
+    report, code = worker_report("conv2d-3x3-b1-fwd-fp32", inline=False, inject={"faults": [{"failure": "wrong"}]})
+    assert code == 1 and report["status"] == "wrong" and report["reference_helper"] is True
+    assert "median_ms" not in report and "times_ms" not in report
+
+
+def test_reference_layout_matches_what_the_reference_returns():
+    for scenario_id in ("conv2d-7x7s2-b16-fwd-fp32", "conv2d-7x7s2-b16-bwd-data-fp32",
+                        "conv2d-7x7s2-b16-bwd-weight-fp32", "eeg-conv1d-b1-fwd-fp32"):
+        s = worker.validate(spec(scenario_id))
+        reference, rows = worker.Case(torch, s, "cpu", 0).reference(8)
+        assert worker.reference_layout(s, 8) == (list(reference.shape), rows)
+
+
+HELPER_SCRIPT = """
+import json, os, signal, sys, torch
+sys.path.insert(0, sys.argv[1])
+from rmcp import worker
+spec = worker.validate(json.loads(sys.argv[2]))
+helper = worker.ReferenceProcess.start(torch, spec, "cpu", 0, 8)
+print(helper.pid if helper else 0, flush=True)
+if sys.argv[3] == "die":
+    os.kill(os.getpid(), signal.SIGKILL)
+helper.cancel()
+print("cancelled", flush=True)
+"""
+
+
+def process_gone(pid, within=10.0):
+    import time
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            state = pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (FileNotFoundError, ProcessLookupError):
+            return True
+        if state in ("Z", "X"):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@needs_spare_core
+@pytest.mark.parametrize("how", ["die", "cancel"])
+def test_reference_helper_never_outlives_the_child(how):
+    """A child that crashes (here: SIGKILL) or returns early (unsupported, error) must not
+    leave its helper waiting or computing."""
+    scenario = json.dumps(spec("conv2d-3x3-b16-fwd-fp32"))
+    proc = subprocess.run([sys.executable, "-c", HELPER_SCRIPT, str(REPO / "python"), scenario, how],
+                          capture_output=True, timeout=60)
+    lines = proc.stdout.decode().split()
+    pid = int(lines[0])
+    assert pid > 0, proc.stderr
+    if how == "die":
+        assert proc.returncode == -signal.SIGKILL
+    else:
+        assert proc.returncode == 0 and lines[1:] == ["cancelled"], proc.stderr
+    assert process_gone(pid), f"helper {pid} still running after its parent {how}"
+
+
+@needs_spare_core
+def test_unsupported_scenario_reports_no_reference_with_a_helper():
+    report, code = worker_report("conv2d-3x3-b16-fwd-fp16", inline=False)
+    assert code == 0 and report["status"] == "unsupported"
+    assert "reference_helper" not in report and "error" not in report
