@@ -285,18 +285,6 @@ class Case:
             self._g = torch_randn_like_output(self.torch, self.spec, self._gen).to(self.dtype)
         return self._g
 
-    @property
-    def x64(self):
-        return self._x.double()
-
-    @property
-    def w64(self):
-        return self._w.double()
-
-    @property
-    def g64(self):
-        return self._grad_output().double()
-
     def prepare(self):
         """Forward pass whose graph the backward directions reuse on every timed call."""
         direction = self.spec["direction"]
@@ -317,32 +305,58 @@ class Case:
         return grad
 
     def reference(self, ref_batch):
-        """float64 on the CPU; forward and backward-data rows depend only on their own
-        batch item, so they are checked on the first ref_batch items (all for weights).
-        Backward directions call the convolution's backward directly: the same kernel
-        autograd would call, without the forward pass autograd needs first."""
+        """The float64 CPU reference, (values, rows): computed piece by piece
+        (reference_plan), exactly as the reference helper and the child share the work."""
+        shape, rows, pieces = reference_plan(self.spec, ref_batch)
+        values = self.torch.empty(shape, dtype=self.torch.float64)
+        for piece in pieces:
+            where, part = self.reference_piece(piece)
+            values[where] = part
+        return values, rows
+
+    def reference_piece(self, piece):
+        """One piece of the reference: (where it goes in the whole, its values).
+
+        Forward and backward-data rows depend only on their own batch item; a weight
+        gradient's input channels (or its groups, or its output channels) only on their
+        own slices of the weight, the input and the output gradient. Every value is the
+        same sum, in the same order, as computing the whole at once. Backward directions
+        call the convolution's backward directly: the kernel autograd would call, without
+        the forward pass autograd needs first."""
+        axis, lo, hi = piece
+        x, w, groups = self._x, self._w, self.spec["groups"]
+        g = self._grad_output() if self.spec["direction"] != "forward" else None
+        if axis == "rows":
+            x, g, where = x[lo:hi], None if g is None else g[lo:hi], (slice(lo, hi),)
+        elif axis == "groups":
+            inputs, outputs = x.shape[1] // groups, w.shape[0] // groups
+            x, w, g = x[:, lo * inputs:hi * inputs], w[lo * outputs:hi * outputs], g[:, lo * outputs:hi * outputs]
+            groups, where = hi - lo, (slice(lo * outputs, hi * outputs),)
+        elif axis == "inputs":
+            x, w, where = x[:, lo:hi], w[:, lo:hi], (slice(None), slice(lo, hi))
+        else:  # "outputs"
+            w, g, where = w[lo:hi], g[:, lo:hi], (slice(lo, hi),)
+        return where, self._reference_of(x.double(), w.double(), None if g is None else g.double(), groups)
+
+    def _reference_of(self, x, w, g, groups):
         torch, direction = self.torch, self.spec["direction"]
-        batch = self._x.shape[0]
-        rows = batch if direction == "backward_weight" else min(ref_batch, batch)
-        x = self._x[:rows].double()
-        w = self._w.double()
+        args = dict(self.args, groups=groups)
         if direction == "forward":
             with torch.no_grad():
-                return self.conv(x, w, **self.args), rows
-        g = self._grad_output()[:rows].double()
+                return self.conv(x, w, **args)
         backward = getattr(getattr(torch.ops, "aten", None), "convolution_backward", None)
         if backward is not None:
             rank = len(self.spec["stride"])
             mask = [direction == "backward_data", direction == "backward_weight", False]
             grads = backward(g, x, w, None, self.spec["stride"], self.spec["padding"], self.spec["dilation"],
-                             False, [0] * rank, self.spec["groups"], mask)
-            return grads[0] if direction == "backward_data" else grads[1], rows
+                             False, [0] * rank, groups, mask)
+            return grads[0] if direction == "backward_data" else grads[1]
         # PyTorch before 1.11 has no convolution_backward operator: autograd.
         x = x.requires_grad_(direction == "backward_data")
         w = w.requires_grad_(direction == "backward_weight")
-        y = self.conv(x, w, **self.args)
+        y = self.conv(x, w, **args)
         (grad,) = torch.autograd.grad(y, x if direction == "backward_data" else w, g)
-        return grad, rows
+        return grad
 
     def synchronize(self):
         if self.device.startswith("cuda"):
@@ -378,15 +392,33 @@ def thread_count():
         return threading.active_count()
 
 
-def reference_layout(spec, ref_batch):
-    """The shape of what Case.reference returns, and how many batch rows it checks."""
+# Most pieces a reference is cut into (reference_plan): enough for two processes to share
+# the work evenly, few enough that slicing costs nothing next to a piece.
+MAX_PIECES = 8
+
+
+def reference_plan(spec, ref_batch):
+    """(shape, rows, pieces) of the float64 reference: its shape, how many batch rows of a
+    forward or backward-data result it checks (a weight gradient's: all), and the pieces it
+    is computed in, as (axis, lo, hi): batch rows ("rows"), or for a weight gradient
+    groups, else input channels, else output channels (these last repeat the im2col of the
+    input in every piece, so only two)."""
     batch, direction = spec["input"][0], spec["direction"]
-    rows = batch if direction == "backward_weight" else min(ref_batch, batch)
-    if direction == "forward":
-        return [rows, *_output_shape(spec)[1:]], rows
-    if direction == "backward_data":
-        return [rows, *spec["input"][1:]], rows
-    return list(spec["weight"]), rows
+    if direction == "backward_weight":
+        rows, shape = batch, list(spec["weight"])
+        if spec["groups"] > 1:
+            axis, units, most = "groups", spec["groups"], MAX_PIECES
+        elif spec["weight"][1] > 1:
+            axis, units, most = "inputs", spec["weight"][1], MAX_PIECES
+        else:
+            axis, units, most = "outputs", spec["weight"][0], 2
+    else:
+        rows = min(ref_batch, batch)
+        shape = [rows, *(_output_shape(spec) if direction == "forward" else spec["input"])[1:]]
+        axis, units, most = "rows", rows, MAX_PIECES
+    count = max(1, min(units, most))
+    bounds = [units * k // count for k in range(count + 1)]
+    return shape, rows, [(axis, lo, hi) for lo, hi in zip(bounds, bounds[1:])]
 
 
 def _exit_code(wait_status):
@@ -394,29 +426,33 @@ def _exit_code(wait_status):
 
 
 class ReferenceProcess:
-    """The float64 reference, computed by a process forked from this one while this one
-    runs the operation and times it.
+    """Shares the float64 reference with a process forked from this one, which starts on
+    it while this one still times the operation.
 
     Computed in turn, the reference is about as much work as the timed calls (a float64
     convolution on the CPU's BLAS): on a GPU, time the GPU sits idle; on the CPU, a core
     left idle when torch runs fewer threads than there are cores. The helper is forked
     first, before this process touches a device or starts a thread pool (a copy made after
-    either inherits a runtime or an OpenMP pool it cannot use), and waits: `release()` once
-    the first call has run, so that a scenario that fails or is unsupported never pays for
-    its reference, then `collect()` after the timed calls. It draws the same inputs from the
-    same seed and computes them with the same code (Case.reference on the CPU), so the values
-    are bit-identical to computing them here, and writes them into a shared anonymous
-    mapping. It stays in this process's group (the orchestrator's kill of the group reaches
-    it), dies with this process (PR_SET_PDEATHSIG), and writes nothing to stdout or stderr.
+    either inherits a runtime or an OpenMP pool it cannot use), and waits. `release()`,
+    once the first call has run (a scenario that fails or is unsupported never pays for its
+    reference), puts the reference's pieces (reference_plan) in a queue: a pipe holding one
+    byte per piece, which the helper drains while this process runs the timed calls, and
+    which `collect()` then drains too, so the two finish together. Both draw the same
+    inputs from the same seed and compute each piece with the same code into a shared
+    anonymous mapping, so the values are those of Case.reference, bit for bit. The helper
+    stays in this process's group (the orchestrator's kill of the group reaches it), dies
+    with this process (PR_SET_PDEATHSIG), and writes nothing to stdout or stderr; if it
+    fails, collect() says so and the caller computes the reference itself.
 
     `start` returns None, and the reference is computed here as before, where a helper
     cannot help or is not safe: this process already runs more than one thread, the
     scenario runs on the CPU with a thread for every core this process may use, torch has
     no frombuffer (before 1.10), or RMCP_PROBE_INLINE_REFERENCE=1."""
 
-    def __init__(self, torch, pid, go, mapping, shape, rows):
-        self._torch, self.pid, self._go, self._mapping = torch, pid, go, mapping
-        self.shape, self.rows = shape, rows
+    def __init__(self, torch, pid, queue, mapping, plan):
+        self._torch, self.pid, self._mapping = torch, pid, mapping
+        self._queue_r, self._queue_w = queue
+        self.shape, self.rows, self.pieces = plan
 
     @classmethod
     def start(cls, torch, spec, device, seed, ref_batch):
@@ -428,41 +464,43 @@ class ReferenceProcess:
         spare = cores - (torch.get_num_threads() if device == "cpu" else 0)
         if spare < 1:
             return None
-        shape, rows = reference_layout(spec, ref_batch)
-        mapping = mmap.mmap(-1, math.prod(shape) * 8)
-        go_r, go_w = os.pipe()
+        plan = reference_plan(spec, ref_batch)
+        mapping = mmap.mmap(-1, math.prod(plan[0]) * 8)
+        queue_r, queue_w = os.pipe()
         parent = os.getpid()
         sys.stdout.flush()
         sys.stderr.flush()
         pid = os.fork()
         if pid == 0:
-            os.close(go_w)
-            _reference_child(torch, spec, seed, ref_batch, parent, go_r, mapping, shape, spare)  # never returns
-        os.close(go_r)
-        return cls(torch, pid, go_w, mapping, shape, rows)
+            os.close(queue_w)
+            _reference_child(torch, spec, seed, parent, queue_r, mapping, plan, spare)  # never returns
+        return cls(torch, pid, (queue_r, queue_w), mapping, plan)
 
     def release(self):
-        """The first call ran: compute the reference now."""
+        """The first call ran: the pieces go into the queue, and the helper starts."""
         try:
-            os.write(self._go, b"1")
+            os.write(self._queue_w, bytes(range(len(self.pieces))))
         except OSError:
-            pass  # it is gone already; collect() says so
-        self._close_go()
+            pass  # the helper is gone and its end with it; collect() does the pieces here
+        self._close_queue_w()
 
-    def collect(self):
-        """(reference, rows) once the helper has finished, or None if it failed."""
+    def collect(self, case):
+        """Takes pieces from the queue until it is empty, then waits for the helper:
+        (reference, rows), or None if the helper failed."""
+        shared = self._torch.frombuffer(self._mapping, dtype=self._torch.float64,
+                                        count=math.prod(self.shape)).view(self.shape)
+        for piece in _drain(self._queue_r, self.pieces):
+            where, part = case.reference_piece(piece)
+            shared[where] = part
         _, status = os.waitpid(self.pid, 0)
         self.pid = 0
-        if _exit_code(status) != 0:
-            return None
-        shared = self._torch.frombuffer(self._mapping, dtype=self._torch.float64, count=math.prod(self.shape))
-        values = shared.view(self.shape).clone()
+        values = shared.clone() if _exit_code(status) == 0 else None
         del shared
-        return values, self.rows
+        return None if values is None else (values, self.rows)
 
     def cancel(self):
-        """Ends the helper if it still runs, and frees the mapping (idempotent)."""
-        self._close_go()
+        """Ends the helper if it still runs, and frees the queue and the mapping (idempotent)."""
+        self._close_queue_w()
         if self.pid:
             try:
                 os.kill(self.pid, signal.SIGKILL)
@@ -470,6 +508,9 @@ class ReferenceProcess:
             except OSError:
                 pass
             self.pid = 0
+        if self._queue_r >= 0:
+            os.close(self._queue_r)
+            self._queue_r = -1
         if self._mapping is not None:
             try:
                 self._mapping.close()
@@ -477,10 +518,19 @@ class ReferenceProcess:
                 pass  # a tensor still views it; it goes with this process
             self._mapping = None
 
-    def _close_go(self):
-        if self._go >= 0:
-            os.close(self._go)
-            self._go = -1
+    def _close_queue_w(self):
+        if self._queue_w >= 0:
+            os.close(self._queue_w)
+            self._queue_w = -1
+
+
+def _drain(queue, pieces):
+    """The pieces whose bytes this process takes from the queue, until it is empty and closed."""
+    while True:
+        token = os.read(queue, 1)
+        if not token:
+            return
+        yield pieces[token[0]]
 
 
 def _die_with(parent):
@@ -494,7 +544,7 @@ def _die_with(parent):
         os._exit(1)
 
 
-def _reference_child(torch, spec, seed, ref_batch, parent, go, mapping, shape, threads):
+def _reference_child(torch, spec, seed, parent, queue, mapping, plan, threads):
     code = 1
     try:
         _die_with(parent)
@@ -502,13 +552,16 @@ def _reference_child(torch, spec, seed, ref_batch, parent, go, mapping, shape, t
         os.dup2(quiet, 1)  # the orchestrator reads this group's stdout and stderr as the scenario's
         os.dup2(quiet, 2)
         os.close(quiet)
-        if os.read(go, 1) != b"1":
-            os._exit(0)  # the first call failed: nothing to compare with
-        torch.set_num_threads(threads)
-        reference, _rows = Case(torch, spec, "cpu", seed).reference(ref_batch)
-        if list(reference.shape) != shape:
-            os._exit(2)
-        torch.frombuffer(mapping, dtype=torch.float64, count=math.prod(shape)).view(shape).copy_(reference)
+        shape, _rows, pieces = plan
+        pending = _drain(queue, pieces)
+        first = next(pending, None)  # blocks until release(); none if the first call failed
+        if first is not None:
+            torch.set_num_threads(threads)
+            case = Case(torch, spec, "cpu", seed)
+            shared = torch.frombuffer(mapping, dtype=torch.float64, count=math.prod(shape)).view(shape)
+            for piece in (first, *pending):
+                where, part = case.reference_piece(piece)
+                shared[where] = part
         code = 0
     except BaseException:  # noqa: B036 - any failure means "compute it yourself"
         code = 1
@@ -577,7 +630,7 @@ def _run_case(torch, spec, device, repeat, warmup, seed, ref_batch, inject, repo
         # a wrong result is still reported as wrong (its times are dropped).
         helper.release()
         times = _timed_calls(case, repeat, warmup)
-        reference = helper.collect()
+        reference = helper.collect(case)
         report["reference_helper"] = reference is not None
         if reference is None:  # the helper failed: compute it here, as without one
             reference = case.reference(ref_batch)

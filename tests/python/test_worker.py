@@ -50,7 +50,7 @@ def test_reference_is_independent_of_the_checked_result():
     case = worker.Case(torch, s, "cpu", seed=0)
     reference, rows = case.reference(ref_batch=8)
     k, c, t = 5, 7, 100
-    x, w = case.x64[0], case.w64[k]
+    x, w = case._x[0].double(), case._w[k].double()
     padded = torch.nn.functional.pad(x, (3, 3))
     expected = float((padded[:, t:t + 7] * w).sum())
     assert rows == 1 and math.isclose(float(reference[0, k, t]), expected, rel_tol=1e-12)
@@ -192,12 +192,40 @@ def test_wrong_result_found_with_the_helper_and_reported_without_times():
     assert "median_ms" not in report and "times_ms" not in report
 
 
-def test_reference_layout_matches_what_the_reference_returns():
+def test_reference_plan_matches_what_the_reference_returns():
     for scenario_id in ("conv2d-7x7s2-b16-fwd-fp32", "conv2d-7x7s2-b16-bwd-data-fp32",
                         "conv2d-7x7s2-b16-bwd-weight-fp32", "eeg-conv1d-b1-fwd-fp32"):
         s = worker.validate(spec(scenario_id))
         reference, rows = worker.Case(torch, s, "cpu", 0).reference(8)
-        assert worker.reference_layout(s, 8) == (list(reference.shape), rows)
+        shape, plan_rows, pieces = worker.reference_plan(s, 8)
+        assert (shape, plan_rows) == (list(reference.shape), rows) and 1 <= len(pieces) <= worker.MAX_PIECES
+
+
+@pytest.mark.parametrize("scenario_id, axis", [
+    ("conv2d-7x7s2-b16-fwd-fp32", "rows"),
+    ("conv2d-3x3-b16-bwd-data-fp32", "rows"),
+    ("conv2d-3x3-b16-bwd-weight-fp32", "inputs"),
+    ("conv2d-depthwise-b16-bwd-weight-fp32", "groups"),
+    ("eeg-spatial-19x1-b16-bwd-weight-fp32", "groups"),
+    ("eeg-temporal-1xk-b16-bwd-weight-fp32", "outputs"),
+])
+def test_reference_in_pieces_equals_the_reference_in_one_call(scenario_id, axis):
+    """The helper and the child each compute some pieces; together they must give what one
+    call over the whole tensors gives. (Bit for bit with Debian's reference BLAS: every
+    value is the same sum in the same order; 1e-13 here so that a blocked BLAS passes too.)"""
+    s = worker.validate(dict(spec(scenario_id)))
+    case = worker.Case(torch, s, "cpu", 0)
+    shape, rows, pieces = worker.reference_plan(s, 8)
+    assert len(pieces) > 1 and {p[0] for p in pieces} == {axis}
+    assert [p[1] for p in pieces[1:]] == [p[2] for p in pieces[:-1]]  # contiguous, no gap or overlap
+    pieced, _ = case.reference(8)
+    backward = s["direction"] != "forward"
+    x = case._x if s["direction"] == "backward_weight" else case._x[:rows]
+    g = case._grad_output() if backward else None
+    g = g if g is None or s["direction"] == "backward_weight" else g[:rows]
+    whole = case._reference_of(x.double(), case._w.double(), None if g is None else g.double(), s["groups"])
+    assert whole.shape == pieced.shape
+    assert float((whole - pieced).abs().max()) <= 1e-13 * float(whole.abs().max())
 
 
 HELPER_SCRIPT = """
