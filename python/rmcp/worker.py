@@ -22,8 +22,8 @@ one scenario in its own interpreter. What it does:
 3. times it: warm-up calls, device synchronisation around every call, the median of
    --repeat calls.
 
-Where a core is free, a helper process computes step 2's reference while step 3 runs
-(ReferenceProcess), and the comparison follows the timed calls.
+Where a core is free, a helper process starts on step 2's reference while step 3 runs and
+the child takes its share after (ReferenceProcess); the comparison follows the timed calls.
 
 Exit status: 0 the scenario passed or is unsupported on this device (status says which),
 1 it failed (wrong answer or an exception), 2 usage error, 3 environment (no torch, no GPU).
