@@ -205,6 +205,7 @@ def test_reference_plan_matches_what_the_reference_returns():
     ("conv2d-7x7s2-b16-fwd-fp32", "rows"),
     ("conv2d-3x3-b16-bwd-data-fp32", "rows"),
     ("conv2d-3x3-b16-bwd-weight-fp32", "inputs"),
+    ("conv2d-1x1-b16-bwd-weight-fp32", "inputs"),
     ("conv2d-depthwise-b16-bwd-weight-fp32", "groups"),
     ("eeg-spatial-19x1-b16-bwd-weight-fp32", "groups"),
     ("eeg-temporal-1xk-b16-bwd-weight-fp32", "outputs"),
@@ -212,20 +213,43 @@ def test_reference_plan_matches_what_the_reference_returns():
 def test_reference_in_pieces_equals_the_reference_in_one_call(scenario_id, axis):
     """The helper and the child each compute some pieces; together they must give what one
     call over the whole tensors gives. (Bit for bit with Debian's reference BLAS: every
-    value is the same sum in the same order; 1e-13 here so that a blocked BLAS passes too.)"""
+    value is the same sum in the same order; 1e-14 here so that a blocked BLAS passes too.)"""
     s = worker.validate(dict(spec(scenario_id)))
     case = worker.Case(torch, s, "cpu", 0)
     shape, rows, pieces = worker.reference_plan(s, 8)
     assert len(pieces) > 1 and {p[0] for p in pieces} == {axis}
     assert [p[1] for p in pieces[1:]] == [p[2] for p in pieces[:-1]]  # contiguous, no gap or overlap
     pieced, _ = case.reference(8)
-    backward = s["direction"] != "forward"
-    x = case._x if s["direction"] == "backward_weight" else case._x[:rows]
-    g = case._grad_output() if backward else None
-    g = g if g is None or s["direction"] == "backward_weight" else g[:rows]
-    whole = case._reference_of(x.double(), case._w.double(), None if g is None else g.double(), s["groups"])
+    x, w, g = case._operands64(rows)
+    if axis in ("inputs", "outputs") and math.prod(s["weight"][2:]) > 1:
+        whole = case._weight_gradient_as_convolution(x, g.transpose(0, 1).contiguous())
+    else:
+        whole = case._reference_of(x, w, g, s["groups"])
     assert whole.shape == pieced.shape
-    assert float((whole - pieced).abs().max()) <= 1e-13 * float(whole.abs().max())
+    assert float((whole - pieced).abs().max()) <= 1e-14 * float(whole.abs().max())
+
+
+@pytest.mark.parametrize("shape", [
+    # (op, input, weight, stride, padding, dilation): the catalogue's shapes, and strides,
+    # dilations and paddings it lacks, with sizes that leave a remainder at the far edge.
+    ("conv2d", [3, 4, 17, 15], [5, 4, 3, 3], [1, 1], [1, 1], [1, 1]),
+    ("conv2d", [3, 4, 17, 15], [5, 4, 3, 2], [2, 3], [1, 0], [1, 1]),
+    ("conv2d", [3, 4, 17, 15], [5, 4, 3, 3], [1, 2], [2, 1], [2, 3]),
+    ("conv2d", [2, 3, 30, 30], [6, 3, 7, 7], [2, 2], [3, 3], [1, 1]),
+    ("conv1d", [3, 19, 101], [8, 19, 7], [3], [2], [2]),
+    ("conv2d", [2, 1, 19, 70], [8, 1, 1, 16], [1, 1], [0, 8], [1, 1]),
+])
+def test_weight_gradient_as_a_convolution_matches_the_backward_operator(shape):
+    op, input_shape, weight, stride, padding, dilation = shape
+    s = worker.validate({"id": "t", "op": op, "direction": "backward_weight", "dtype": "float32",
+                         "input": input_shape, "weight": weight, "stride": stride, "padding": padding,
+                         "dilation": dilation})
+    case = worker.Case(torch, s, "cpu", 0)
+    x, w, g = case._operands64(input_shape[0])
+    expected = case._reference_of(x, w, g, 1)
+    got = case._weight_gradient_as_convolution(x, g.transpose(0, 1).contiguous())
+    assert got.shape == expected.shape == torch.Size(weight)
+    assert float((got - expected).abs().max()) <= 1e-12 * float(expected.abs().max())
 
 
 HELPER_SCRIPT = """
