@@ -472,31 +472,37 @@ class ReferenceProcess:
 
     Computed in turn, the reference is about as much work as the timed calls (a float64
     convolution on the CPU's BLAS): on a GPU, time the GPU sits idle; on the CPU, a core
-    left idle when torch runs fewer threads than there are cores. The helper is forked
-    first, before this process touches a device or starts a thread pool (a copy made after
-    either inherits a runtime or an OpenMP pool it cannot use), and waits. `release()`,
-    once the first call has run (a scenario that fails or is unsupported never pays for its
-    reference), puts the reference's pieces (reference_plan) in a queue: a pipe holding one
-    byte per piece, which the helper drains while this process runs the timed calls, and
-    which `collect()` then drains too, so the two finish together. Both draw the same
-    inputs from the same seed and compute each piece with the same code into a shared
-    anonymous mapping, so the values are those of Case.reference, bit for bit. The helper
-    stays in this process's group (the orchestrator's kill of the group reaches it), dies
-    with this process (PR_SET_PDEATHSIG), and writes nothing to stdout or stderr; if it
-    fails, collect() says so and the caller computes the reference itself.
+    left idle when torch runs fewer threads than there are cores. When the first call has
+    run, `release(case)` puts the reference's pieces (reference_plan) in a queue (a pipe
+    holding one byte per piece) that the helper drains while this process runs the timed
+    calls and that `collect()` then drains too, so that the two finish together, both
+    writing into a shared anonymous mapping. A scenario whose first call fails or is
+    unsupported never pays for its reference.
 
-    `start` returns None, and the reference is computed here as before, where a helper
+    When it is forked: a copy of a process that has started a GPU runtime or an OpenMP
+    pool inherits a runtime or a pool it cannot use. For a GPU device the helper is forked
+    by `prepare`, before this process touches the device, and waits; it draws the same
+    inputs from the same seed itself. On the CPU it is forked by `release`, after the first
+    call, from this process and its already drawn inputs, if the process still runs one
+    thread (otherwise there is no helper); so a CPU scenario that fails costs no fork. Both
+    compute each piece with the same code (Case.reference_piece), so the values are those
+    of Case.reference, bit for bit. The helper stays in this process's group (the
+    orchestrator's kill of the group reaches it), dies with this process
+    (PR_SET_PDEATHSIG), and writes nothing to stdout or stderr; if it fails, collect() says
+    so and the caller computes the reference itself.
+
+    `prepare` returns None, and the reference is computed here as before, where a helper
     cannot help or is not safe: this process already runs more than one thread, the
     scenario runs on the CPU with a thread for every core this process may use, torch has
     no frombuffer (before 1.10), or RMCP_PROBE_INLINE_REFERENCE=1."""
 
-    def __init__(self, torch, pid, queue, mapping, plan):
-        self._torch, self.pid, self._mapping = torch, pid, mapping
-        self._queue_r, self._queue_w = queue
-        self.shape, self.rows, self.pieces = plan
+    def __init__(self, torch, spec, seed, ref_batch, threads):
+        self._torch, self._spec, self._seed, self._threads = torch, spec, seed, threads
+        self.shape, self.rows, self.pieces = reference_plan(spec, ref_batch)
+        self.pid, self._queue_r, self._queue_w, self._mapping = 0, -1, -1, None
 
     @classmethod
-    def start(cls, torch, spec, device, seed, ref_batch):
+    def prepare(cls, torch, spec, device, seed, ref_batch):
         if os.environ.get(INLINE_REFERENCE_VARIABLE, "") not in ("", "0"):
             return None
         if not hasattr(torch, "frombuffer") or thread_count() != 1:
@@ -505,25 +511,39 @@ class ReferenceProcess:
         spare = cores - (torch.get_num_threads() if device == "cpu" else 0)
         if spare < 1:
             return None
-        plan = reference_plan(spec, ref_batch)
-        mapping = mmap.mmap(-1, math.prod(plan[0]) * 8)
-        queue_r, queue_w = os.pipe()
-        parent = os.getpid()
-        sys.stdout.flush()
-        sys.stderr.flush()
-        pid = os.fork()
-        if pid == 0:
-            os.close(queue_w)
-            _reference_child(torch, spec, seed, parent, queue_r, mapping, plan, spare)  # never returns
-        return cls(torch, pid, (queue_r, queue_w), mapping, plan)
+        helper = cls(torch, spec, seed, ref_batch, spare)
+        if device != "cpu":
+            helper._fork(None)
+        return helper
 
-    def release(self):
-        """The first call ran: the pieces go into the queue, and the helper starts."""
+    def release(self, case):
+        """The first call ran: the pieces go into the queue, and the helper starts on them.
+        False when there is no helper after all (on the CPU: this process is no longer
+        single-threaded) and the caller computes the reference itself."""
+        if not self.pid:
+            if thread_count() != 1:
+                return False
+            self._fork(case)
         try:
             os.write(self._queue_w, bytes(range(len(self.pieces))))
         except OSError:
             pass  # the helper is gone and its end with it; collect() does the pieces here
         self._close_queue_w()
+        return True
+
+    def _fork(self, case):
+        self._mapping = mmap.mmap(-1, math.prod(self.shape) * 8)
+        self._queue_r, self._queue_w = os.pipe()
+        parent = os.getpid()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        self.pid = os.fork()
+        if self.pid == 0:
+            os.close(self._queue_w)
+            make_case = (lambda: case) if case is not None else (
+                lambda: Case(self._torch, self._spec, "cpu", self._seed))
+            _reference_child(self._torch, make_case, parent, self._queue_r, self._mapping,
+                             (self.shape, self.rows, self.pieces), self._threads)  # never returns
 
     def collect(self, case):
         """Takes pieces from the queue until it is empty, then waits for the helper:
@@ -585,7 +605,7 @@ def _die_with(parent):
         os._exit(1)
 
 
-def _reference_child(torch, spec, seed, parent, queue, mapping, plan, threads):
+def _reference_child(torch, make_case, parent, queue, mapping, plan, threads):
     code = 1
     try:
         _die_with(parent)
@@ -593,15 +613,15 @@ def _reference_child(torch, spec, seed, parent, queue, mapping, plan, threads):
         os.dup2(quiet, 1)  # the orchestrator reads this group's stdout and stderr as the scenario's
         os.dup2(quiet, 2)
         os.close(quiet)
-        shape, _rows, pieces = plan
+        shape, rows, pieces = plan
         pending = _drain(queue, pieces)
         first = next(pending, None)  # blocks until release(); none if the first call failed
         if first is not None:
             torch.set_num_threads(threads)
-            case = Case(torch, spec, "cpu", seed)
+            case = make_case()
             shared = torch.frombuffer(mapping, dtype=torch.float64, count=math.prod(shape)).view(shape)
             for piece in (first, *pending):
-                where, part = case.reference_piece(piece, plan[1])
+                where, part = case.reference_piece(piece, rows)
                 shared[where] = part
         code = 0
     except BaseException:  # noqa: B036 - any failure means "compute it yourself"
@@ -631,8 +651,8 @@ def run_scenario(spec, device="cpu", repeat=5, warmup=2, seed=0, ref_batch=8, in
     except ImportError as exc:
         report.update(status="no_torch", message=f"import torch failed: {exc}")
         return report
-    # Forked before this process touches a device or starts a thread pool (ReferenceProcess).
-    helper = ReferenceProcess.start(torch, spec, device, seed, ref_batch)
+    # For a GPU, forked here: before this process touches the device (ReferenceProcess).
+    helper = ReferenceProcess.prepare(torch, spec, device, seed, ref_batch)
     try:
         return _run_case(torch, spec, device, repeat, warmup, seed, ref_batch, inject, report, helper)
     finally:
@@ -666,10 +686,10 @@ def _run_case(torch, spec, device, repeat, warmup, seed, ref_batch, inject, repo
             report.update(status="error", message=text.strip()[:2000])
         return report
 
-    if helper is not None:
-        # The reference is computed by the helper while this process times the operation;
-        # a wrong result is still reported as wrong (its times are dropped).
-        helper.release()
+    if helper is not None and helper.release(case):
+        # The helper starts on the reference while this process times the operation, and
+        # this one takes its share after; a wrong result is still reported as wrong (its
+        # times are dropped).
         times = _timed_calls(case, repeat, warmup)
         reference = helper.collect(case)
         report["reference_helper"] = reference is not None

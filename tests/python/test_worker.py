@@ -257,16 +257,20 @@ import json, os, signal, sys, torch
 sys.path.insert(0, sys.argv[1])
 from rmcp import worker
 spec = worker.validate(json.loads(sys.argv[2]))
-helper = worker.ReferenceProcess.start(torch, spec, "cpu", 0, 8)
-print(helper.pid if helper else 0, flush=True)
-if sys.argv[3] == "die":
+how = sys.argv[3]
+# "early": forked before the device (what a GPU scenario gets); "late": forked by release().
+helper = worker.ReferenceProcess.prepare(torch, spec, "cuda" if how.startswith("early") else "cpu", 0, 8)
+if how.startswith("late"):
+    helper.release(worker.Case(torch, spec, "cpu", 0))
+print(helper.pid, flush=True)
+if how.endswith("die"):
     os.kill(os.getpid(), signal.SIGKILL)
 helper.cancel()
 print("cancelled", flush=True)
 """
 
 
-def process_gone(pid, within=10.0):
+def process_gone(pid, within):
     import time
     deadline = time.monotonic() + within
     while time.monotonic() < deadline:
@@ -281,21 +285,22 @@ def process_gone(pid, within=10.0):
 
 
 @needs_spare_core
-@pytest.mark.parametrize("how", ["die", "cancel"])
+@pytest.mark.parametrize("how", ["early-die", "early-cancel", "late-die", "late-cancel"])
 def test_reference_helper_never_outlives_the_child(how):
     """A child that crashes (here: SIGKILL) or returns early (unsupported, error) must not
-    leave its helper waiting or computing."""
-    scenario = json.dumps(spec("conv2d-3x3-b16-fwd-fp32"))
+    leave its helper waiting or computing. The late helpers are busy with a reference that
+    takes seconds alone, so gone within one second means killed."""
+    scenario = json.dumps(spec("conv2d-5x5-wrw-miopen3540-b64-bwd-weight-fp32"))
     proc = subprocess.run([sys.executable, "-c", HELPER_SCRIPT, str(REPO / "python"), scenario, how],
-                          capture_output=True, timeout=60)
+                          capture_output=True, timeout=120)
     lines = proc.stdout.decode().split()
     pid = int(lines[0])
     assert pid > 0, proc.stderr
-    if how == "die":
+    if how.endswith("die"):
         assert proc.returncode == -signal.SIGKILL
     else:
         assert proc.returncode == 0 and lines[1:] == ["cancelled"], proc.stderr
-    assert process_gone(pid), f"helper {pid} still running after its parent {how}"
+    assert process_gone(pid, within=1.0), f"helper {pid} still running after its parent {how}"
 
 
 @needs_spare_core
