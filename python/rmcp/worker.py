@@ -462,6 +462,20 @@ def reference_plan(spec, ref_batch):
     return shape, rows, [(axis, lo, hi) for lo, hi in zip(bounds, bounds[1:])]
 
 
+# A helper costs a fork, a second process's page faults and its exit: 15-20 ms a scenario on
+# the build VM (`--quick`, ten batch-1 scenarios, took 1.76 s with helpers and 1.56 s without).
+# Below about 50 million multiply-adds (tens of ms of float64 on the reference BLAS) the
+# reference is cheaper than sharing it.
+HELPER_MIN_MULTIPLY_ADDS = 50_000_000
+
+
+def reference_multiply_adds(spec, ref_batch):
+    """Multiply-adds of the reference: a convolution over the batch rows it checks."""
+    _shape, rows, _pieces = reference_plan(spec, ref_batch)
+    out = _output_shape(spec)
+    return rows * out[1] * math.prod(out[2:]) * spec["weight"][1] * math.prod(spec["weight"][2:])
+
+
 def _exit_code(wait_status):
     return os.WEXITSTATUS(wait_status) if os.WIFEXITED(wait_status) else -1
 
@@ -492,9 +506,10 @@ class ReferenceProcess:
     so and the caller computes the reference itself.
 
     `prepare` returns None, and the reference is computed here as before, where a helper
-    cannot help or is not safe: this process already runs more than one thread, the
-    scenario runs on the CPU with a thread for every core this process may use, torch has
-    no frombuffer (before 1.10), or RMCP_PROBE_INLINE_REFERENCE=1."""
+    cannot help or is not safe: the reference is small (HELPER_MIN_MULTIPLY_ADDS), this
+    process already runs more than one thread, the scenario runs on the CPU with a thread
+    for every core this process may use, torch has no frombuffer (before 1.10), or
+    RMCP_PROBE_INLINE_REFERENCE=1."""
 
     def __init__(self, torch, spec, seed, ref_batch, threads):
         self._torch, self._spec, self._seed, self._threads = torch, spec, seed, threads
@@ -506,6 +521,8 @@ class ReferenceProcess:
         if os.environ.get(INLINE_REFERENCE_VARIABLE, "") not in ("", "0"):
             return None
         if not hasattr(torch, "frombuffer") or thread_count() != 1:
+            return None
+        if reference_multiply_adds(spec, ref_batch) < HELPER_MIN_MULTIPLY_ADDS:
             return None
         cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
         spare = cores - (torch.get_num_threads() if device == "cpu" else 0)

@@ -174,7 +174,7 @@ def worker_report(scenario, inline, inject=None):
     "conv2d-3x3-b16-fwd-fp32",
     "conv2d-3x3-b16-bwd-data-fp32",
     "conv2d-3x3-b16-bwd-weight-fp32",
-    "eeg-conv1d-b1-bwd-weight-fp32",
+    "eeg-conv1d-b16-bwd-weight-fp32",
 ])
 def test_reference_helper_gives_the_inline_reference_bit_for_bit(scenario_id):
     helped, code = worker_report(scenario_id, inline=False)
@@ -187,9 +187,26 @@ def test_reference_helper_gives_the_inline_reference_bit_for_bit(scenario_id):
 
 @needs_spare_core
 def test_wrong_result_found_with_the_helper_and_reported_without_times():
-    report, code = worker_report("conv2d-3x3-b1-fwd-fp32", inline=False, inject={"faults": [{"failure": "wrong"}]})
+    report, code = worker_report("conv2d-3x3-b16-fwd-fp32", inline=False, inject={"faults": [{"failure": "wrong"}]})
     assert code == 1 and report["status"] == "wrong" and report["reference_helper"] is True
     assert "median_ms" not in report and "times_ms" not in report
+
+
+@needs_spare_core
+def test_small_reference_is_computed_without_a_helper():
+    """A fork costs more than a reference of a few million multiply-adds."""
+    s = spec("conv2d-3x3-b1-fwd-fp32")
+    assert worker.reference_multiply_adds(worker.validate(dict(s)), 8) < worker.HELPER_MIN_MULTIPLY_ADDS
+    report, code = worker_report("conv2d-3x3-b1-fwd-fp32", inline=False)
+    assert code == 0 and report["status"] == "ok" and report["reference_helper"] is False
+
+
+def test_reference_multiply_adds_counts_the_checked_rows():
+    fwd = worker.validate(dict(spec("conv2d-3x3-b64-fwd-fp32")))
+    wrw = worker.validate(dict(spec("conv2d-3x3-b64-bwd-weight-fp32")))
+    # 64 output channels over 32x32 positions, 64 input channels times 9 taps each:
+    assert worker.reference_multiply_adds(fwd, 8) == 8 * 64 * 32 * 32 * 64 * 9
+    assert worker.reference_multiply_adds(wrw, 8) == 64 * 64 * 32 * 32 * 64 * 9
 
 
 def test_reference_plan_matches_what_the_reference_returns():
