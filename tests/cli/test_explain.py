@@ -232,3 +232,55 @@ def test_json_is_valid_utf8_for_invalid_input(rmcp):
     out = json.loads(proc.stdout)
     texts = [l["text"] for o in out["problems"][0]["occurrences"] for l in o["excerpt"]]
     assert any("\ufffd" in t for t in texts)
+
+
+# Issue 13, seventh round: a pasted report with no failure line. The facts speak only when a
+# critical entry holds; then the setting behind it (config-risk) is named first.
+MIXED_OLLAMA = """\
+level=INFO source=amd_linux.go:389 msg="skipping rocm gfx compatibility check" HSA_OVERRIDE_GFX_VERSION=10.3.0
+level=INFO source=types.go:130 msg="inference compute" id=0 library=rocm compute=gfx1010 name=1002:731f total="8.0 GiB"
+level=INFO source=types.go:130 msg="inference compute" id=1 library=rocm compute=gfx1030 name=1002:73bf total="16.0 GiB"
+"""
+
+# rocminfo under a global override the excerpt does not show: both agents run as gfx1201.
+MIXED_ROCMINFO = """\
+Agent 2
+  Name:                    gfx1201
+  Marketing Name:          AMD Radeon AI PRO R9700
+Agent 3
+  Name:                    gfx1201
+  Marketing Name:          Radeon 8060S Graphics
+"""
+
+HEALTHY_ROCMINFO = """\
+Agent 2
+  Name:                    gfx1100
+  Marketing Name:          AMD Radeon RX 7900 XTX
+"""
+
+SAME_FAMILY_OVERRIDE = """\
+export HSA_OVERRIDE_GFX_VERSION=10.3.0
+Agent 2
+  Name:                    gfx1030
+  Marketing Name:          AMD Radeon RX 6700 XT
+"""
+
+
+@pytest.mark.parametrize("report", [MIXED_OLLAMA, MIXED_ROCMINFO], ids=["ollama-global-override", "rocminfo-implied"])
+def test_report_of_a_global_override_on_mixed_gpus_names_the_setting_first(rmcp, tmp_path, report):
+    log = tmp_path / "report.txt"
+    log.write_text(report)
+    _, out = explain_json(rmcp, log, check=0)
+    ids = [p["id"] for p in out["problems"]]
+    assert ids[0] == "override-global-mixed-gpus", ids
+    assert out["problems"][0]["category"] == "config-risk"
+    # The cross-family state it causes is still reported, after it.
+    assert {"rdna1-override-gfx1030", "override-cross-family"} & set(ids[1:]), ids
+
+
+@pytest.mark.parametrize("report", [HEALTHY_ROCMINFO, SAME_FAMILY_OVERRIDE], ids=["healthy", "same-family-override"])
+def test_report_without_a_failure_or_a_critical_state_stays_clean(rmcp, tmp_path, report):
+    log = tmp_path / "report.txt"
+    log.write_text(report)
+    _, out = explain_json(rmcp, log, check=1)
+    assert out["problems"] == []

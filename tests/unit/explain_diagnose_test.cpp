@@ -1,6 +1,8 @@
 #include "explain/diagnose.hpp"
 #include "kb/predicate.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include <gtest/gtest.h>
 
 namespace rmcp::explain {
@@ -80,6 +82,61 @@ TEST(ExplainDiagnose, GroupsPerEntryCountsAllLinesAndExplainsTheRank) {
     EXPECT_EQ(ranked[0].reason, "none of its context words nearby; 1 of 1 signature matched; severity warning");
     builder.drop_source("a.log");
     EXPECT_TRUE(builder.rank({}).empty());
+}
+
+// An entry raised by a bug report's facts: `applies` on driver.loaded, one signature that the
+// logs below never match.
+kb::Entry fact_entry(const std::string& id, const std::string& category, const std::string& severity,
+                     const std::string& pattern = "never printed") {
+    const std::string text = "id = \"" + id + "\"\ntitle = \"t\"\ncategory = \"" + category + "\"\nseverity = \"" +
+                             severity +
+                             "\"\nconfidence = \"reported\"\nsummary = \"s.\"\nreferences = [\"https://example.org\"]\n"
+                             "[applies]\nfact = \"driver.loaded\"\nequals = true\n[[signatures]]\npattern = '" +
+                             pattern + "'\n";
+    auto e = kb::load_entry(text, "kb/" + id + ".toml");
+    EXPECT_TRUE(e.ok()) << id << ": " << (e.ok() ? "" : e.error().message());
+    return e.ok() ? *e : kb::Entry{};
+}
+
+std::vector<std::string> rank_with_report(const std::vector<kb::Entry>& entries, std::string_view log) {
+    auto set = SignatureSet::compile(entries);
+    EXPECT_TRUE(set.ok());
+    DiagnosisBuilder builder(entries, *set);
+    LogScanner scanner(*set, builder.collector("report.txt"));
+    EXPECT_TRUE(scanner.feed(log).ok());
+    EXPECT_TRUE(scanner.finish().ok());
+    const nlohmann::json reporter = {{"driver", {{"loaded", true}}}};
+    std::vector<std::string> ids;
+    for (const auto& d : builder.rank(applies_on(reporter), &reporter)) ids.push_back(d.entry->id);
+    return ids;
+}
+
+// Issue 13, seventh round: a report that shows only the machine (no failure line).
+TEST(ExplainDiagnose, AReportWithoutAFailureSpeaksOnlyWhenACriticalEntryHolds) {
+    EXPECT_TRUE(rank_with_report({fact_entry("risk", "config-risk", "warning")}, "rocminfo output\n").empty());
+    EXPECT_TRUE(
+        rank_with_report({fact_entry("note", "config-risk", "info"), fact_entry("risk", "config-risk", "warning")},
+                         "rocminfo output\n")
+            .empty());
+}
+
+TEST(ExplainDiagnose, OnceACriticalEntryHoldsTheSettingBehindItComesFirst) {
+    // The critical entry predicts a fault the log does not show; the config-risk warning names
+    // the setting the report does show (a global override on GPUs of two families).
+    const std::vector<kb::Entry> entries = {fact_entry("a-fault", "gpu-memory-fault", "critical"),
+                                            fact_entry("b-note", "config-risk", "info"),
+                                            fact_entry("c-setting", "config-risk", "warning")};
+    EXPECT_EQ(rank_with_report(entries, "rocminfo output\n"), (std::vector<std::string>{"c-setting", "a-fault"}));
+}
+
+TEST(ExplainDiagnose, AFactRaisedEntryOfTheKindTheLogShowsStillComesBeforeTheSetting) {
+    // The log shows a memory fault: the machine's prediction of that fault explains it and
+    // ranks first; the setting follows, before what the log only matched.
+    const std::vector<kb::Entry> entries = {fact_entry("a-fault", "gpu-memory-fault", "critical"),
+                                            fact_entry("c-setting", "config-risk", "warning"),
+                                            entry("generic", "Memory access fault by GPU node-\\d+", {"core dump"},
+                                                  false, kb::Severity::critical)};
+    EXPECT_EQ(rank_with_report(entries, k_fault + "\n"), (std::vector<std::string>{"a-fault", "generic", "c-setting"}));
 }
 
 }  // namespace

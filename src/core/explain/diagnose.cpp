@@ -69,6 +69,10 @@ int specificity(const Diagnosis& d) {
     return d.context_found.empty() ? 0 : 2;
 }
 
+// The one category that names a state of the configuration rather than a failure (docs/kb-format.md,
+// "Categories"): an override, an allocator variable, a visible iGPU.
+bool is_config_risk(const kb::Entry& e) { return e.category == "config-risk"; }
+
 struct Ranked {
     Diagnosis diagnosis;
     std::size_t first_position = 0;  // order of its first occurrence among all kept ones
@@ -142,27 +146,42 @@ std::vector<Diagnosis> DiagnosisBuilder::rank(const AppliesFn& applies, const nl
     std::set<std::string> matched_categories;
     for (const auto& r : ranked) matched_categories.insert(r.diagnosis.entry->category);
     // The reporter's facts complete the explanation of a failure the log shows (warning and
-    // critical entries). On a log without a failure only critical ones speak: a configuration
-    // that fails for certain (an RDNA1 card run as gfx1030), never a mere risk, so a clean log
-    // of a healthy machine stays clean (kb lint holds the healthy fixtures to no critical).
-    const auto least = ranked.empty() ? kb::Severity::critical : kb::Severity::warning;
-    if (reporter_facts)
+    // critical entries). On a log without a failure they speak only when a critical one holds:
+    // a configuration that fails for certain (an RDNA1 card run as gfx1030), never a mere risk,
+    // so a clean log of a healthy machine stays clean (kb lint holds the healthy fixtures to no
+    // critical). Once one does, the warnings that hold on the same machine join it: the log is
+    // no longer clean, and a warning may name the setting behind the critical state (one global
+    // override on GPUs of two families, which gives one of them the other's target).
+    if (reporter_facts) {
+        const bool log_shows_failure = !ranked.empty();
+        bool critical_holds = false;
+        std::vector<Ranked> raised;
         for (std::size_t i = 0; i < m_entries.size(); ++i) {
             const auto& entry = m_entries[i];
-            if (!entry.applies || m_found.contains(i) || entry.severity < least) continue;
+            if (!entry.applies || m_found.contains(i) || entry.severity < kb::Severity::warning) continue;
             auto findings = kb::evaluate(*reporter_facts, entry);
             if (findings.empty()) continue;
+            critical_holds = critical_holds || entry.severity == kb::Severity::critical;
             Ranked r;
             r.diagnosis.entry = &entry;
             r.diagnosis.facts_only = true;
             r.diagnosis.applies_here = true;
             r.diagnosis.evidence = std::move(findings.front().evidence);
-            ranked.push_back(std::move(r));
+            raised.push_back(std::move(r));
         }
+        if (log_shows_failure || critical_holds)
+            for (auto& r : raised) ranked.push_back(std::move(r));
+    }
     // 0: matched and holding on the reporter's machine; 1: raised by its facts, of a kind the
-    // log shows; 2: matched; 3: family entries; 4: raised by the facts, of another kind.
+    // log shows; 2: matched; 3: family entries; 4: raised by the facts, a setting (config-risk)
+    // where the log shows no failure of that kind; 5: raised by the facts, predicting a failure
+    // of a kind the log does not show. Between the last two the setting comes first: the report
+    // shows it, while the failure the others predict is not in the log.
     const auto tier = [&](const Diagnosis& d) {
-        if (d.facts_only) return matched_categories.contains(d.entry->category) ? 1 : 4;
+        if (d.facts_only) {
+            if (matched_categories.contains(d.entry->category)) return 1;
+            return is_config_risk(*d.entry) ? 4 : 5;
+        }
         if (kb::is_family(*d.entry)) return 3;
         return reporter_facts && d.applies_here == true ? 0 : 2;
     };

@@ -6,8 +6,11 @@
 //   0. with a bug report's facts: entries matched in the log whose conditions hold there, then
 //      entries that only the facts raise whose category is among the matched entries' (the
 //      machine predicts the kind of failure the log shows), then the other matched entries,
-//      then the other fact-only entries; family entries (confidence `generic`) after every
-//      specific matched entry, and dropped where a specific entry matched all their lines;
+//      then the other fact-only entries, config-risk ones (a setting the report shows) before
+//      those predicting a failure the log does not show; family entries (confidence `generic`)
+//      after every specific matched entry, and dropped where a specific entry matched all their
+//      lines. On a log without a failure the facts speak only when a critical entry holds,
+//      and then with the warnings that hold;
 //   1. entries whose `applies` predicate holds on the facts in use (this machine, or --root)
 //      come first: the log and the machine agree;
 //   2. more distinct context words found near the entry's matches (a fault near MIOpen
