@@ -23,6 +23,11 @@ When set, no colour (unless \-\-color always).
 .B RMCP_PYTHON, VIRTUAL_ENV
 The interpreter probe uses when \-\-python is not given.
 .TP
+.B RMCP_PROBE_INLINE_REFERENCE
+When 1, each probe child computes its float64 reference itself, before the timed calls,
+instead of sharing it with a helper process that runs beside them (for CPU timings with
+nothing else running; docs/probe.md).
+.TP
 .B RMCP_PRELOAD_LIB
 The allocation tracer run \-\-trace\-alloc preloads (default: beside the binary, else the
 installed lib/<multiarch>/rmcp/librmcp_preload.so).
