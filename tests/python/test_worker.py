@@ -150,9 +150,10 @@ def test_usage_errors_exit_2():
 
 
 # ---------------------------------------------------------------- the reference helper
-# ReferenceProcess computes the float64 reference in a forked process while the worker times
-# the operation. It needs a core the CPU device leaves free: the worker command's torch runs
-# torch.get_num_threads() threads, and the helper is used only if the process may run on more.
+# ReferenceProcess shares the float64 reference with a forked process that starts on it while
+# the worker times the operation. On the CPU it needs a core the device leaves free: the worker
+# command's torch runs torch.get_num_threads() threads, and a helper is used only if the process
+# may run on more.
 
 def helper_possible():
     return len(os.sched_getaffinity(0)) > torch.get_num_threads()
