@@ -41,6 +41,7 @@ import math
 import mmap
 import os
 import random
+import select
 import signal
 import statistics
 import sys
@@ -151,6 +152,8 @@ def validate(spec):
 
 # Faults that act on the fork server rather than on the scenario (python/rmcp/zygote.py).
 _ZYGOTE_FAULTS = ("kill-zygote",)
+# Faults that act on the reference helper (ReferenceProcess).
+_HELPER_FAULTS = ("hang-reference",)
 
 
 def zygote_fault(text, scenario):
@@ -158,15 +161,22 @@ def zygote_fault(text, scenario):
     return _Injector(text, scenario, kinds=_ZYGOTE_FAULTS).failure
 
 
+def helper_fault(text, scenario):
+    """TEST ONLY: the reference-helper fault planted for this scenario, if any."""
+    return _Injector(text, scenario, kinds=_HELPER_FAULTS).failure
+
+
 class _Injector:
     """TEST ONLY. RMCP_PROBE_INJECT='{"faults": [FAULT, ...]}' (or a bare list), where
-    FAULT = {"failure": "crash"|"hang"|"wrong"|"error"|"kill-zygote",
+    FAULT = {"failure": "crash"|"hang"|"wrong"|"error"|"kill-zygote"|"hang-reference",
              "scenarios": ["glob", ...],      # scenario ids it applies to (default: all)
              "when": {"VAR": "value", ...},   # fires only if all of these hold
              "unless": {"VAR": "value", ...}, # suppressed if all of these hold
              "once": "/path/marker"}          # fires only where it creates this file
     An empty value in "when"/"unless" means "unset or empty". "kill-zygote" makes the
-    child SIGKILL the fork server that forked it, then run the scenario normally."""
+    child SIGKILL the fork server that forked it, then run the scenario normally;
+    "hang-reference" makes the reference helper (ReferenceProcess) hang once it is released,
+    while the scenario itself runs normally."""
 
     def __init__(self, text, scenario, kinds=None):
         self.failure = None
@@ -177,7 +187,7 @@ class _Injector:
         for fault in faults:
             if kinds is not None and fault["failure"] not in kinds:
                 continue
-            if kinds is None and fault["failure"] in _ZYGOTE_FAULTS:
+            if kinds is None and fault["failure"] in (*_ZYGOTE_FAULTS, *_HELPER_FAULTS):
                 continue
             patterns = fault.get("scenarios", ["*"])
             if not any(fnmatch.fnmatchcase(scenario, p) for p in patterns):
@@ -330,7 +340,7 @@ class Case:
         (_weight_gradient_as_convolution)."""
         axis, lo, hi = piece
         x, w, g = self._operands64(rows)
-        groups, by_channel = self.spec["groups"], None
+        groups, filters = self.spec["groups"], None  # filters: output channels of a one-group weight gradient
         if axis == "rows":
             x, g, where = x[lo:hi], None if g is None else g[lo:hi], (slice(lo, hi),)
         elif axis == "groups":
@@ -338,13 +348,11 @@ class Case:
             x, w, g = x[:, lo * inputs:hi * inputs], w[lo * outputs:hi * outputs], g[:, lo * outputs:hi * outputs]
             groups, where = hi - lo, (slice(lo * outputs, hi * outputs),)
         elif axis == "inputs":
-            x, w, where = x[:, lo:hi], w[:, lo:hi], (slice(None), slice(lo, hi))
-            by_channel = self._grad_by_channel
+            x, w, where, filters = x[:, lo:hi], w[:, lo:hi], (slice(None), slice(lo, hi)), slice(None)
         else:  # "outputs"
-            w, g, where = w[lo:hi], g[:, lo:hi], (slice(lo, hi),)
-            by_channel = lambda: self._grad_by_channel()[lo:hi]  # noqa: E731
-        if by_channel is not None and math.prod(self.spec["weight"][2:]) > 1:
-            return where, self._weight_gradient_as_convolution(x, by_channel())
+            w, g, where, filters = w[lo:hi], g[:, lo:hi], (slice(lo, hi),), slice(lo, hi)
+        if filters is not None and math.prod(self.spec["weight"][2:]) > 1:
+            return where, self._weight_gradient_as_convolution(x, self._grad_by_channel()[filters])
         return where, self._reference_of(x, w, g, groups)
 
     def _operands64(self, rows):
@@ -476,6 +484,32 @@ def reference_multiply_adds(spec, ref_batch):
     return rows * out[1] * math.prod(out[2:]) * spec["weight"][1] * math.prod(spec["weight"][2:])
 
 
+# The least time collect() waits for a helper with an empty queue before it counts as stuck.
+HELPER_WAIT_FLOOR_S = 5.0
+
+
+def _wait_at_most(pid, seconds):
+    """The child's wait status once it has exited, or None if it is still running after
+    `seconds` (it is not reaped then)."""
+    deadline = time.monotonic() + seconds
+    pidfd = os.pidfd_open(pid) if hasattr(os, "pidfd_open") else -1
+    try:
+        while True:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                return status
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            if pidfd >= 0:
+                select.select([pidfd], [], [], left)  # readable when the child exits
+            else:
+                time.sleep(min(left, 0.005))
+    finally:
+        if pidfd >= 0:
+            os.close(pidfd)
+
+
 def _exit_code(wait_status):
     return os.WEXITSTATUS(wait_status) if os.WIFEXITED(wait_status) else -1
 
@@ -515,6 +549,7 @@ class ReferenceProcess:
         self._torch, self._spec, self._seed, self._threads = torch, spec, seed, threads
         self.shape, self.rows, self.pieces = reference_plan(spec, ref_batch)
         self.pid, self._queue_r, self._queue_w, self._mapping = 0, -1, -1, None
+        self._released_at = 0.0
 
     @classmethod
     def prepare(cls, torch, spec, device, seed, ref_batch):
@@ -541,6 +576,7 @@ class ReferenceProcess:
             if thread_count() != 1:
                 return False
             self._fork(case)
+        self._released_at = time.monotonic()
         try:
             os.write(self._queue_w, bytes(range(len(self.pieces))))
         except OSError:
@@ -559,7 +595,7 @@ class ReferenceProcess:
             os.close(self._queue_w)
             make_case = (lambda: case) if case is not None else (
                 lambda: Case(self._torch, self._spec, "cpu", self._seed))
-            _reference_child(self._torch, make_case, parent, self._queue_r, self._mapping,
+            _reference_child(self._torch, make_case, self._spec["id"], parent, self._queue_r, self._mapping,
                              (self.shape, self.rows, self.pieces), self._threads)  # never returns
 
     def collect(self, case):
@@ -570,7 +606,15 @@ class ReferenceProcess:
         for piece in _drain(self._queue_r, self.pieces):
             where, part = case.reference_piece(piece, self.rows)
             shared[where] = part
-        _, status = os.waitpid(self.pid, 0)
+        # The queue is empty: the helper has at most the piece in its hands left. It has had
+        # the time since release() for all of its pieces; one that needs four times that
+        # again (at least HELPER_WAIT_FLOOR_S) is stuck, and must not turn the scenario into a
+        # hang that the operation never had: it is killed, and the reference computed here.
+        waited = time.monotonic() - self._released_at
+        status = _wait_at_most(self.pid, max(HELPER_WAIT_FLOOR_S, 4 * waited))
+        if status is None:
+            self.cancel()
+            return None
         self.pid = 0
         values = shared.clone() if _exit_code(status) == 0 else None
         del shared
@@ -622,7 +666,7 @@ def _die_with(parent):
         os._exit(1)
 
 
-def _reference_child(torch, make_case, parent, queue, mapping, plan, threads):
+def _reference_child(torch, make_case, spec_id, parent, queue, mapping, plan, threads):
     code = 1
     try:
         _die_with(parent)
@@ -633,6 +677,9 @@ def _reference_child(torch, make_case, parent, queue, mapping, plan, threads):
         shape, rows, pieces = plan
         pending = _drain(queue, pieces)
         first = next(pending, None)  # blocks until release(); none if the first call failed
+        if first is not None and helper_fault(os.environ.get("RMCP_PROBE_INJECT", ""), spec_id) == "hang-reference":
+            while True:  # TEST ONLY: a helper that never finishes
+                time.sleep(3600)
         if first is not None:
             torch.set_num_threads(threads)
             case = make_case()

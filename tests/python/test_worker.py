@@ -194,6 +194,20 @@ def test_wrong_result_found_with_the_helper_and_reported_without_times():
 
 
 @needs_spare_core
+def test_a_stuck_helper_is_killed_and_the_reference_computed_here():
+    """TEST-ONLY fault: a helper that never finishes must not turn a passing scenario into a
+    hang; the worker stops waiting (after HELPER_WAIT_FLOOR_S here), kills it and computes the
+    reference itself."""
+    import time
+    started = time.monotonic()
+    report, code = worker_report("conv2d-3x3-b16-fwd-fp32", inline=False,
+                                 inject={"faults": [{"failure": "hang-reference"}]})
+    assert code == 0 and report["status"] == "ok" and report["reference_helper"] is False
+    assert report["error"] > 0
+    assert time.monotonic() - started < 60
+
+
+@needs_spare_core
 def test_small_reference_is_computed_without_a_helper():
     """A fork costs more than a reference of a few million multiply-adds."""
     s = spec("conv2d-3x3-b1-fwd-fp32")
