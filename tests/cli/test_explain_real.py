@@ -73,8 +73,11 @@ def rows(rmcp):
 # cannot make it worse unnoticed; the thresholds move up as the kb improves, never down for a
 # kb change. They moved down once, for data: issue 13's eighth round added 25 threads, 7 of
 # them to validation by the hash (6 of the 7 right), which took top-1 from 71/78 (0.910) to
-# 77/85 with no kb change touching validation.
-VALIDATION_FLOOR = {"top1": 0.905, "entry_first": 0.89, "unrecognised_max": 3, "false_positives_max": 0}
+# 77/85 with no kb change touching validation. They moved down a second time for data: the
+# ninth round added 45 threads, 12 of them to validation (11 right at top-1, 4 of 6 naming an
+# entry right first, 1 unrecognised), measured with the kb as the eighth round left it: top-1
+# 88/97 (0.907), entry first from 33/37 to 37/43 (0.860), unrecognised from 3 to 4.
+VALIDATION_FLOOR = {"top1": 0.905, "entry_first": 0.86, "unrecognised_max": 4, "false_positives_max": 0}
 
 
 @sweep_of_the_real_logs
