@@ -46,6 +46,10 @@ CATEGORY = {  # entry id -> category, as the knowledge base files say (checked b
     "family-hsa-status-error": "hsa-runtime-error",
     "family-unhandled-exception": "hsa-runtime-error",
     "ollama-override-discovery-failed": "config-risk",
+    "ollama-gpu-unsupported": "unsupported-gpu",
+    "app-gpu-target-unsupported": "unsupported-gpu",
+    "miopen-user-db-unusable": "miopen-failure",
+    "rocm-library-execstack": "install-mismatch",
 }
 
 RED, YEL, DIM, RST = "\x1b[31m", "\x1b[33m", "\x1b[2m", "\x1b[0m"
@@ -392,6 +396,7 @@ def build():
     logs.append(log)
     logs += audit_logs()
     logs += source_format_logs()
+    logs += application_and_loader_logs()
     return logs
 
 
@@ -655,6 +660,88 @@ def source_format_logs():
     log.add(pre + 'time=2026-05-02T09:20:02.410Z level=INFO source=types.go:60 msg="inference compute" '
             'id=GPU-5f2a library=ROCm compute=gfx1030 name=ROCm0 description="AMD Radeon RX 6700 XT" '
             'total="12.0 GiB" available="11.8 GiB"')
+    logs.append(log)
+    return logs
+
+
+def application_and_loader_logs():
+    """Logs for the families added in issue 13's ninth round, each written from the format
+    string of the program that prints it (named in the kb entry's notes or comments): an
+    application's own refusal of a GPU target (ollama, TensorFlow-ROCm 1.x, LM Studio), MIOpen's
+    database and cache files, glibc 2.41's executable-stack refusal, libdrm's render-node
+    refusal, TensorFlow-ROCm's StreamExecutor device count. Nothing is pasted from a thread."""
+    rng = random.Random(29)
+    logs = []
+
+    log = Log("unsupported-gpu-app-refuses-target.log", first="app-gpu-target-unsupported",
+              note="TensorFlow-ROCm 1.x minimum-ISA check, then LM Studio's engine survey (both forms)")
+    log.add("2019-03-04 10:21:07.118230: I tensorflow/core/common_runtime/gpu/gpu_device.cc:1433] Found device 0 "
+            "with properties: name: Device 67ef AMDGPU ISA: gfx803")
+    log.hit(["app-gpu-target-unsupported"], "2019-03-04 10:21:07.118402: I tensorflow/core/common_runtime/gpu/"
+            "gpu_device.cc:1605] Ignoring visible gpu device (device: 0, name: Device 9874, pci bus id: "
+            "0000:00:01.0) with AMDGPU ISA gfx801. The minimum required AMDGPU ISA is gfx803.")
+    log.add('        "status": "noSupportedGpus",')
+    log.hit(["app-gpu-target-unsupported"], '        "message": "No ROCm GPUs detected of supported targets: '
+            'gfx1030, gfx1100, gfx1101, gfx1102, gfx1151, gfx1200, gfx1201"')
+    log.hit(["app-gpu-target-unsupported"], '[ { "status": "No supported GPUs", "message": "No compatible ROCm '
+            'GPUs found on device" } ]')
+    logs.append(log)
+
+    log = Log("unsupported-gpu-ollama-too-old.log", first="ollama-gpu-unsupported",
+              note="ollama's minimum-family check, the 2024 wording and the later slog form")
+    log.hit(["ollama-gpu-unsupported"], 'time=2024-02-20T08:01:12.004Z level=INFO source=gpu.go:162 msg="AMD GPU '
+            'too old, falling back to CPU gfx803"')
+    log.hit(["ollama-gpu-unsupported"], 'time=2025-01-09T19:44:02.310+01:00 level=WARN source=amd_linux.go:281 '
+            'msg="amdgpu too old gfx803" gpu=0')
+    log.add('time=2025-01-09T19:44:02.311+01:00 level=INFO source=gpu.go:392 msg="no compatible GPUs were '
+            'discovered"')
+    logs.append(log)
+
+    log = Log("clean-ollama-no-amd-target.log",
+              note="ollama on a machine whose only KFD node has no GPU target (gfx000): not an AMD problem")
+    log.add('time=2025-01-09T19:50:11.120Z level=WARN source=amd_linux.go:281 msg="amdgpu too old gfx000" gpu=0')
+    log.add('time=2025-01-09T19:50:11.121Z level=INFO source=types.go:131 msg="inference compute" id=GPU-3f1e '
+            'library=cuda compute=8.6 driver=12.4 name="NVIDIA GeForce RTX 3060" total="11.7 GiB"')
+    logs.append(log)
+
+    log = Log("miopen-failure-user-db.log", first="miopen-user-db-unusable",
+              note="MIOpen's database and cache files: SQLite, text find-db, lock, boost and std filesystem forms")
+    epochs(log, rng, 1)
+    log.hit(["miopen-user-db-unusable"], "MIOpen(HIP): Warning [FindDataDirectSolutions] /src/MIOpen/src/sqlite_db.cpp"
+            ":228: Internal error while accessing SQLite database: locking protocol")
+    log.hit(["miopen-user-db-unusable"], "MIOpen(HIP): Error [FlushUnsafe] File is unreadable: "
+            "/home/ana/.config/miopen//gfx906_60.HIP.2_2_0.ufdb.txt")
+    log.hit(["miopen-user-db-unusable"], "MIOpen(HIP): Error [~FindDbRecord] Failed to store record to find-db at "
+            "</home/ana/.config/miopen//gfx906_60.HIP.2_2_0.ufdb.txt>")
+    log.hit(["miopen-user-db-unusable"], "MIOpen Error: /src/MIOpen/src/db.cpp:107: Db lock has failed to lock.")
+    log.hit(["miopen-user-db-unusable"],
+            "terminate called after throwing an instance of 'boost::filesystem::filesystem_error'  what():  "
+            "boost::filesystem::permissions: Permission denied: \"/home/ana/.config/miopen//gfx906_60.HIP."
+            "2_2_0.ufdb.txt\"")
+    log.hit(["miopen-user-db-unusable"], "MIOpen Error: filesystem error: cannot create "
+            "directories: Read-only file system [/opt/app/.cache/miopen/3.2.0.]")
+    logs.append(log)
+
+    log = Log("install-mismatch-execstack.log", first="rocm-library-execstack",
+              note="glibc >= 2.41 refuses a library that asks for an executable stack (dlerror as Python shows it)")
+    traceback(log, [("/home/ana/sd/launch.py", 4, "<module>", "import torch"),
+                    (TORCH + "/__init__.py", 218, "<module>", "from torch._C import *  # noqa: F403")], [])
+    log.hit(["rocm-library-execstack"], "ImportError: librccl.so.1: cannot enable executable stack as shared object "
+            "requires: Invalid argument")
+    logs.append(log)
+
+    log = Log("device-access-render-node-refused.log", first="kfd-no-access",
+              note="libdrm's amdgpu_device_initialize refused the render node (EPERM and EACCES forms)")
+    log.add(">>> import torch", ">>> torch.cuda.is_available()")
+    log.hit(["kfd-no-access"], "amdgpu_device_initialize: amdgpu_get_auth (1) failed (-1)")
+    log.hit(["kfd-no-access"], "amdgpu_device_initialize: amdgpu_query_info(ACCEL_WORKING) failed (-13)")
+    log.add("False")
+    logs.append(log)
+
+    log = Log("device-access-tensorflow-device-count.log", first="no-hip-gpus",
+              note="TensorFlow-ROCm's StreamExecutor when HIP enumerates no GPU")
+    log.hit(["no-hip-gpus"], "2020-06-11 09:14:02.511203: E tensorflow/stream_executor/rocm/rocm_driver.cc:1098] "
+            "could not retrieve ROCM device count: HIP_ERROR_NoDevice")
     logs.append(log)
     return logs
 
