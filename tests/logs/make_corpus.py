@@ -50,6 +50,9 @@ CATEGORY = {  # entry id -> category, as the knowledge base files say (checked b
     "app-gpu-target-unsupported": "unsupported-gpu",
     "miopen-user-db-unusable": "miopen-failure",
     "rocm-library-execstack": "install-mismatch",
+    "hip-toolchain-incomplete": "install-mismatch",
+    "amdgpu-not-loaded": "kernel-driver-fault",
+    "family-hip-runtime-error": "hsa-runtime-error",
 }
 
 RED, YEL, DIM, RST = "\x1b[31m", "\x1b[33m", "\x1b[2m", "\x1b[0m"
@@ -736,6 +739,54 @@ def application_and_loader_logs():
     log.hit(["kfd-no-access"], "amdgpu_device_initialize: amdgpu_get_auth (1) failed (-1)")
     log.hit(["kfd-no-access"], "amdgpu_device_initialize: amdgpu_query_info(ACCEL_WORKING) failed (-13)")
     log.add("False")
+    logs.append(log)
+
+    log = Log("missing-code-object-triton-hip.log", first="hip-invalid-device-function",
+              note="Triton's AMD driver: the three wordings of its HIP error (torch.compile on ROCm)")
+    traceback(log, [("/home/ana/train.py", 40, "<module>", "loss = model(x).sum()"),
+                    ("/home/ana/.venv/lib/python3.11/site-packages/triton/backends/amd/driver.py", 479,
+                     "__call__", "self.launch(*args, **kwargs)")], [])
+    log.hit(["hip-invalid-device-function"], "RuntimeError: Triton Error [HIP]:  Code: 98, Messsage: invalid device "
+            "function")
+    log.hit(["hip-invalid-device-function"], "Triton Error [HIP]: invalid device function")
+    log.hit(["hip-out-of-memory"], "RuntimeError: Triton Error [HIP]: Code: 2, Message: out of memory")
+    logs.append(log)
+
+    log = Log("hsa-runtime-error-triton-hip.log", first="family-hip-runtime-error",
+              note="Triton's AMD driver with a HIP error no specific entry claims")
+    log.add("  File \"/usr/local/lib/python3.12/dist-packages/triton/backends/amd/driver.py\", line 479, in __call__",
+            "    self.launch(*args, **kwargs)")
+    log.hit(["family-hip-runtime-error"], "RuntimeError: Triton Error [HIP]:  Code: 1, Messsage: invalid argument")
+    logs.append(log)
+
+    log = Log("kernel-driver-fault-rocminfo-no-driver.log", first="amdgpu-not-loaded",
+              note="rocminfo with no amdgpu module loaded (its first check), then the open that follows")
+    log.add("$ /opt/rocm/bin/rocminfo --support")
+    log.hit(["amdgpu-not-loaded"], "ROCk module is NOT loaded, possibly no GPU devices")
+    logs.append(log)
+
+    log = Log("clean-training-rocm-smi-poll.log",
+              note="a healthy training run on a machine without amdgpu; a system monitor polled rocm-smi")
+    epochs(log, rng, 1)
+    log.add("ERROR:root:Driver not initialized (amdgpu not found in modules)")
+    epochs(log, rng, 1)
+    logs.append(log)
+
+    log = Log("install-mismatch-hip-toolchain.log", first="hip-toolchain-incomplete",
+              note="clang's AMDGPU driver without device libraries (current and clang 11-13 wordings), "
+                   "without them for one target, without the HIP headers")
+    log.add("-- Check for working HIP compiler: /usr/bin/clang++ - broken")
+    log.hit(["hip-toolchain-incomplete"], "clang++: error: cannot find ROCm device library; provide its path via "
+            "'--rocm-path' or '--rocm-device-lib-path', or pass '-nogpulib' to build without ROCm device library")
+    log.hit(["hip-toolchain-incomplete"], "clang-15: error: cannot find ROCm device library for gfx1100; provide its "
+            "path via '--rocm-path' or '--rocm-device-lib-path', or pass '-nogpulib' to build without ROCm device "
+            "library")
+    log.hit(["hip-toolchain-incomplete"], "clang-11: error: cannot find ROCm installation.  Provide its path via "
+            "--rocm-path, or pass -nogpulib and -nogpuinc to build without ROCm device library and HIP includes.")
+    log.hit(["hip-toolchain-incomplete"], "clang: error: cannot find HIP runtime; provide its path via "
+            "'--rocm-path', or pass '-nogpuinc' to build without HIP runtime")
+    log.hit(["hip-toolchain-incomplete"], "/src/ggml/src/ggml-cuda/vendors/hip.h:3:10: fatal error: "
+            "'hip/hip_runtime.h' file not found")
     logs.append(log)
 
     log = Log("device-access-tensorflow-device-count.log", first="no-hip-gpus",
