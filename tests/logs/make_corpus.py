@@ -53,6 +53,11 @@ CATEGORY = {  # entry id -> category, as the knowledge base files say (checked b
     "hip-toolchain-incomplete": "install-mismatch",
     "amdgpu-not-loaded": "kernel-driver-fault",
     "family-hip-runtime-error": "hsa-runtime-error",
+    "kfd-driver-older-than-runtime": "install-mismatch",
+    "ck-target-unsupported": "unsupported-gpu",
+    "bitsandbytes-rocm-library-missing": "install-mismatch",
+    "container-rootless-denied": "device-access",
+    "rocm-library-load-failed": "install-mismatch",
 }
 
 RED, YEL, DIM, RST = "\x1b[31m", "\x1b[33m", "\x1b[2m", "\x1b[0m"
@@ -400,6 +405,7 @@ def build():
     logs += audit_logs()
     logs += source_format_logs()
     logs += application_and_loader_logs()
+    logs += driver_build_and_package_logs()
     return logs
 
 
@@ -793,6 +799,91 @@ def application_and_loader_logs():
               note="TensorFlow-ROCm's StreamExecutor when HIP enumerates no GPU")
     log.hit(["no-hip-gpus"], "2020-06-11 09:14:02.511203: E tensorflow/stream_executor/rocm/rocm_driver.cc:1098] "
             "could not retrieve ROCM device count: HIP_ERROR_NoDevice")
+    logs.append(log)
+    return logs
+
+
+def driver_build_and_package_logs():
+    """Logs for the families added in issue 13's tenth round, each written from the format of the
+    program that prints it (the kb entry's notes name it): the KFD driver older than the runtime
+    (CLR's AMD_LOG_LEVEL lines, PyTorch, MIGraphX, RCCL), composable_kernel built for a target it
+    lacks, bitsandbytes' native-library lookup, Flatpak's bubblewrap, Windows DLL loads, AITER's
+    error and chip check, hipcc without ROCm's clang, a header newer than the ROCm installed."""
+    rng = random.Random(31)
+    logs = []
+
+    log = Log("install-mismatch-kfd-driver-old.log", first="kfd-driver-older-than-runtime",
+              note="hipMemGetInfo on an in-tree driver: CLR log lines, PyTorch's frame and error, MIGraphX, RCCL IPC")
+    log.add(":3:hip_memory.cpp           :777 : 2210934412 us: [pid:881  tid:0x7f1c2a3fe740]  hipMemGetInfo ( "
+            "0x7ffd2b1c91e8, 0x7ffd2b1c91f0 )")
+    log.hit(["kfd-driver-older-than-runtime"], ":1:rocdevice.cpp            :1885: 2210934430 us: [pid:881  "
+            "tid:0x7f1c2a3fe740] HSA_AMD_AGENT_INFO_MEMORY_AVAIL query failed.")
+    log.hit(["kfd-driver-older-than-runtime"], ":3:hip_memory.cpp           :790 : 2210934433 us: [pid:881  "
+            "tid:0x7f1c2a3fe740] hipMemGetInfo: Returned hipErrorInvalidValue :")
+    log.add("Traceback (most recent call last):", '  File "/srv/probe.py", line 3, in <module>',
+            "    free, total = torch.cuda.mem_get_info()",
+            '  File "/opt/venv/lib/python3.10/site-packages/torch/cuda/memory.py", line 738, in mem_get_info')
+    log.add("    return torch.cuda.cudart().cudaMemGetInfo(device)")
+    # The signature spans the frame and the error line; a match is reported on the line it ends.
+    log.hit(["kfd-driver-older-than-runtime"], "RuntimeError: HIP error: invalid argument")
+    log.add("HIP kernel errors might be asynchronously reported at some other API call, so the stacktrace below "
+            "might be incorrect.")
+    log.hit(["kfd-driver-older-than-runtime"], "terminate called after throwing an instance of 'migraphx::version_1::"
+            "exception'  what():  /src/AMDMIGraphX/src/targets/gpu/hip.cpp:67: get_available_gpu_memory: Failed "
+            "getting available memory: invalid argument")
+    log.hit(["kfd-driver-older-than-runtime"], "node7:2201:2217 [1] /src/rccl/src/transport/p2p.cc:235 NCCL WARN "
+            "hipIpcGetMemHandle failed : invalid argument")
+    logs.append(log)
+
+    log = Log("unsupported-gpu-ck-target.log", first="ck-target-unsupported",
+              note="composable_kernel compiled for a target outside its arch groups (clang's diagnostic)")
+    log.add("[112/3077] Building HIP object csrc/CMakeFiles/ck_attn.dir/attention/fmha_fwd.hip.o")
+    log.hit(["ck-target-unsupported"], "/src/composable_kernel/include/ck/utility/amd_buffer_addressing_builtins.hpp"
+            ":33:48: error: use of undeclared identifier 'CK_BUFFER_RESOURCE_3RD_DWORD'")
+    log.add("   33 |     wave_buffer_resource.config(Number<3>{}) = CK_BUFFER_RESOURCE_3RD_DWORD;",
+            "4 errors generated when compiling for gfx1032.")
+    logs.append(log)
+
+    log = Log("install-mismatch-bitsandbytes-rocm.log", first="bitsandbytes-rocm-library-missing",
+              note="bitsandbytes' native-library lookup, older and newer wording")
+    log.hit(["bitsandbytes-rocm-library-missing"], "Could not find the bitsandbytes ROCm binary at PosixPath('/home/"
+            "ana/.venv/lib/python3.11/site-packages/bitsandbytes/libbitsandbytes_rocm62.so')")
+    log.hit(["bitsandbytes-rocm-library-missing"], "ROCm Setup failed despite ROCm being available. Please run the "
+            "following command to get more information:")
+    log.hit(["bitsandbytes-rocm-library-missing"], "RuntimeError: Configured ROCm binary not found at /home/ana/.venv/"
+            "lib/python3.11/site-packages/bitsandbytes/libbitsandbytes_rocm71.so")
+    logs.append(log)
+
+    log = Log("device-access-flatpak-bwrap.log", first="container-rootless-denied",
+              note="bubblewrap could not stat the device node it was asked to bind")
+    log.hit(["container-rootless-denied"], "bwrap: Can't get type of source /dev/kfd: Permission denied")
+    logs.append(log)
+
+    log = Log("install-mismatch-windows-dll.log", first="rocm-library-load-failed",
+              note="Python's ctypes on Windows looking for a HIP SDK DLL of another release")
+    log.hit(["rocm-library-load-failed"], "Failed to load ZLUDA: Could not find module 'C:\\Program Files\\AMD\\ROCm\\"
+            "6.4\\bin\\hiprtc0601.dll' (or one of its dependencies). Try using the full path with constructor syntax.")
+    logs.append(log)
+
+    log = Log("unsupported-gpu-aiter-arch.log", first="app-gpu-target-unsupported",
+              note="AITER's chip check when vLLM imports it on a target it does not know")
+    log.hit(["app-gpu-target-unsupported"], 'RuntimeError: Get GPU arch from rocminfo failed "Unknown GPU '
+            'architecture: gfx1151. Supported architectures: gfx942, gfx950"')
+    logs.append(log)
+
+    log = Log("hsa-runtime-error-aiter-launch.log", first="family-hip-runtime-error",
+              note="AITER's launcher reporting a HIP error from hipModuleLaunchKernel")
+    log.hit(["family-hip-runtime-error"], "[AITER] /opt/aiter/aiter/jit/build/module_gemm/blob/gemm_a8w8.cpp:88 fail "
+            "to call hipModuleLaunchKernel(kernel_func, gdx, gdy, 1, 256, 1, 1, 0, stream, NULL, args) ---> "
+            "[HIP error](invalid resource handle)")
+    logs.append(log)
+
+    log = Log("install-mismatch-hipcc-paths.log", first="hip-toolchain-incomplete",
+              note="hipcc with a ROCM_PATH that holds no ROCm clang; a header newer than the installed ROCm")
+    log.add("$ hipcc vadd.cpp -o vadd")
+    log.hit(["hip-toolchain-incomplete"], "sh: 1: /opt/rocm-tarball/lib/llvm/bin/clang++: not found")
+    log.hit(["hip-toolchain-incomplete"], "/opt/rocm-5.6.0/include/hip/hip_bf16.h:30:10: fatal error: "
+            "'hip/amd_detail/amd_hip_bf16.h' file not found")
     logs.append(log)
     return logs
 
