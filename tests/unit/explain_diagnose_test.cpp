@@ -139,5 +139,43 @@ TEST(ExplainDiagnose, AFactRaisedEntryOfTheKindTheLogShowsStillComesBeforeTheSet
     EXPECT_EQ(rank_with_report(entries, k_fault + "\n"), (std::vector<std::string>{"a-fault", "generic", "c-setting"}));
 }
 
+// Issue 13, eleventh round: an info-level entry is a note on a harmless or slow-but-working
+// message (PyTorch's hipBLASLt fallback warning), never the failure of the log it appears in.
+kb::Entry family(std::string id, std::string pattern) {
+    auto e = entry(std::move(id), std::move(pattern), {}, false, kb::Severity::critical);
+    e.confidence = kb::Confidence::generic;
+    return e;
+}
+
+const std::string k_note_line = "UserWarning: Attempting to use hipBLASLt on an unsupported architecture!";
+const std::string k_hsa_line = "Callback: Queue aborting with error : HSA_STATUS_ERROR_OUT_OF_REGISTERS";
+
+TEST(ExplainDiagnose, ANoteRanksAfterTheErrorAFamilyEntryRecognisedNearby) {
+    const std::vector<kb::Entry> entries = {entry("note", "Attempting to use hipBLASLt", {"hipBLASLt"}, false,
+                                                  kb::Severity::info),
+                                            family("family-hsa", "HSA_STATUS_ERROR_[A-Z_]+")};
+    // Two lines apart: a specific warning or critical entry would cover the family's line (the
+    // same error block); a note does not.
+    EXPECT_EQ(rank_ids(entries, k_note_line + "\ngot prompt\n" + k_hsa_line + "\n"),
+              (std::vector<std::string>{"family-hsa", "note"}));
+}
+
+TEST(ExplainDiagnose, ANoteStillExplainsItsOwnLineInsteadOfTheFamily) {
+    // rocprofiler's 'aqlprofile API table load failed: HSA_STATUS_ERROR: ...' is the note's line.
+    const std::vector<kb::Entry> entries = {
+        entry("note", "aqlprofile API table load failed", {}, false, kb::Severity::info),
+        family("family-hsa", "HSA_STATUS_ERROR")};
+    EXPECT_EQ(rank_ids(entries, "aqlprofile API table load failed: HSA_STATUS_ERROR: A generic error\n"),
+              (std::vector<std::string>{"note"}));
+}
+
+TEST(ExplainDiagnose, ALogWithOnlyANoteShowsNoFailureToTheReportsFacts) {
+    // The report's warning-level entry would join a failure; a harmless note is none.
+    auto note = entry("note", "Attempting to use hipBLASLt", {}, false, kb::Severity::info);
+    note.category = "rocblas-missing-arch";
+    const std::vector<kb::Entry> entries = {note, fact_entry("risk", "rocblas-missing-arch", "warning")};
+    EXPECT_EQ(rank_with_report(entries, k_note_line + "\n"), (std::vector<std::string>{"note"}));
+}
+
 }  // namespace
 }  // namespace rmcp::explain

@@ -73,6 +73,12 @@ int specificity(const Diagnosis& d) {
 // "Categories"): an override, an allocator variable, a visible iGPU.
 bool is_config_risk(const kb::Entry& e) { return e.category == "config-risk"; }
 
+// An info-level entry explains a message that is harmless or only costs speed (PyTorch's hipBLASLt
+// fallback warning, MIOpen's missing kernel database): a note on the log, never its failure. It
+// does not cover a family entry's error line, does not make the log one that shows a failure, and
+// ranks after the family entries that recognised an error line.
+bool is_note(const kb::Entry& e) { return e.severity == kb::Severity::info; }
+
 struct Ranked {
     Diagnosis diagnosis;
     std::size_t first_position = 0;  // order of its first occurrence among all kept ones
@@ -83,13 +89,18 @@ struct Ranked {
 constexpr std::uint64_t k_family_cover_lines = 5;
 
 // A family entry whose every kept line sits in an error block a specific entry already
-// recognised adds nothing but noise: the specific entry says more about the same text.
+// recognised adds nothing but noise: the specific entry says more about the same text. A note
+// covers only its own line (it explains that message, e.g. rocprofiler's 'aqlprofile API table
+// load failed: HSA_STATUS_ERROR'), not an error a few lines away.
 void drop_covered_family_entries(std::vector<Ranked>& ranked) {
     std::set<std::pair<std::string, std::uint64_t>> specific_lines;
+    std::set<std::pair<std::string, std::uint64_t>> note_lines;
     for (const auto& r : ranked)
         if (!kb::is_family(*r.diagnosis.entry))
-            for (const auto& occ : r.diagnosis.occurrences) specific_lines.emplace(occ.source, occ.line);
+            for (const auto& occ : r.diagnosis.occurrences)
+                (is_note(*r.diagnosis.entry) ? note_lines : specific_lines).emplace(occ.source, occ.line);
     const auto covered = [&](const Occurrence& occ) {
+        if (note_lines.contains({occ.source, occ.line})) return true;
         const auto low = occ.line > k_family_cover_lines ? occ.line - k_family_cover_lines : 0;
         const auto it = specific_lines.lower_bound({occ.source, low});
         return it != specific_lines.end() && it->first == occ.source && it->second <= occ.line + k_family_cover_lines;
@@ -144,7 +155,8 @@ std::vector<Diagnosis> DiagnosisBuilder::rank(const AppliesFn& applies, const nl
 
     if (families == FamilyEntries::drop_covered) drop_covered_family_entries(ranked);
     std::set<std::string> matched_categories;
-    for (const auto& r : ranked) matched_categories.insert(r.diagnosis.entry->category);
+    for (const auto& r : ranked)
+        if (!is_note(*r.diagnosis.entry)) matched_categories.insert(r.diagnosis.entry->category);
     // The reporter's facts complete the explanation of a failure the log shows (warning and
     // critical entries). On a log without a failure they speak only when a critical one holds:
     // a configuration that fails for certain (an RDNA1 card run as gfx1030), never a mere risk,
@@ -153,7 +165,8 @@ std::vector<Diagnosis> DiagnosisBuilder::rank(const AppliesFn& applies, const nl
     // no longer clean, and a warning may name the setting behind the critical state (one global
     // override on GPUs of two families, which gives one of them the other's target).
     if (reporter_facts) {
-        const bool log_shows_failure = !ranked.empty();
+        const bool log_shows_failure =
+            std::any_of(ranked.begin(), ranked.end(), [](const Ranked& r) { return !is_note(*r.diagnosis.entry); });
         bool critical_holds = false;
         std::vector<Ranked> raised;
         for (std::size_t i = 0; i < m_entries.size(); ++i) {
@@ -173,16 +186,18 @@ std::vector<Diagnosis> DiagnosisBuilder::rank(const AppliesFn& applies, const nl
             for (auto& r : raised) ranked.push_back(std::move(r));
     }
     // 0: matched and holding on the reporter's machine; 1: raised by its facts, of a kind the
-    // log shows; 2: matched; 3: family entries; 4: raised by the facts, a setting (config-risk)
-    // where the log shows no failure of that kind; 5: raised by the facts, predicting a failure
-    // of a kind the log does not show. Between the last two the setting comes first: the report
-    // shows it, while the failure the others predict is not in the log.
+    // log shows; 2: matched; 3: family entries; 4: notes (info-level entries matched in the
+    // log); 5: raised by the facts, a setting (config-risk) where the log shows no failure of
+    // that kind; 6: raised by the facts, predicting a failure of a kind the log does not show.
+    // Between the last two the setting comes first: the report shows it, while the failure the
+    // others predict is not in the log.
     const auto tier = [&](const Diagnosis& d) {
         if (d.facts_only) {
             if (matched_categories.contains(d.entry->category)) return 1;
-            return is_config_risk(*d.entry) ? 4 : 5;
+            return is_config_risk(*d.entry) ? 5 : 6;
         }
         if (kb::is_family(*d.entry)) return 3;
+        if (is_note(*d.entry)) return 4;
         return reporter_facts && d.applies_here == true ? 0 : 2;
     };
 
@@ -212,6 +227,8 @@ std::vector<Diagnosis> DiagnosisBuilder::rank(const AppliesFn& applies, const nl
         Diagnosis& d = r.diagnosis;
         std::vector<std::string> why;
         if (kb::is_family(*d.entry)) why.emplace_back("a message family: no specific entry recognised these lines");
+        if (is_note(*d.entry) && !d.facts_only)
+            why.emplace_back("a note: the message is harmless or costs speed, so it ranks after any failure");
         if (d.facts_only)
             why.emplace_back("no line of the log matched it; its conditions hold on the machine the report describes");
         else if (d.applies_here == true && reporter_facts)
