@@ -884,6 +884,17 @@ def driver_build_and_package_logs():
     log.hit(["hip-toolchain-incomplete"], "sh: 1: /opt/rocm-tarball/lib/llvm/bin/clang++: not found")
     log.hit(["hip-toolchain-incomplete"], "/opt/rocm-5.6.0/include/hip/hip_bf16.h:30:10: fatal error: "
             "'hip/amd_detail/amd_hip_bf16.h' file not found")
+    log.hit(["hip-toolchain-incomplete"], "failed to execute:C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\"
+            "v12.6\\bin/nvcc  -Wno-deprecated-gpu-targets -x cu vadd.cpp -o vadd.exe")
+    logs.append(log)
+
+    log = Log("install-mismatch-libdrm-missing.log", first="rocm-library-load-failed",
+              note="amd-smi and the ROCm runtime without the system libraries they load at run time")
+    log.add("$ amd-smi list")
+    log.hit(["rocm-library-load-failed"], "Fail to open libdrm.so.2: libdrm.so.2: cannot open shared object file: "
+            "No such file or directory")
+    log.hit(["rocm-library-load-failed"], "rocminfo: error while loading shared libraries: libnuma.so.1: cannot open "
+            "shared object file: No such file or directory")
     logs.append(log)
     return logs
 
