@@ -888,6 +888,15 @@ def driver_build_and_package_logs():
             "v12.6\\bin/nvcc  -Wno-deprecated-gpu-targets -x cu vadd.cpp -o vadd.exe")
     logs.append(log)
 
+    log = Log("out-of-memory-command-submission.log", first="hip-out-of-memory",
+              note="VRAM exhausted seen from the kernel driver (amdgpu_cs.c) and from Mesa's Vulkan driver")
+    log.hit(["hip-out-of-memory"], "Mar 02 21:14:09 tower kernel: [drm:amdgpu_cs_ioctl [amdgpu]] *ERROR* Not enough "
+            "memory for command submission!")
+    log.add("Mar 02 21:14:10 tower kernel: [drm:amdgpu_dm_plane_helper_prepare_fb [amdgpu]] *ERROR* Failed to pin "
+            "framebuffer with error -12")
+    log.hit(["hip-out-of-memory"], "radv/amdgpu: Not enough memory for command submission.")
+    logs.append(log)
+
     log = Log("install-mismatch-libdrm-missing.log", first="rocm-library-load-failed",
               note="amd-smi and the ROCm runtime without the system libraries they load at run time")
     log.add("$ amd-smi list")
