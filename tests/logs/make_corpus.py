@@ -58,6 +58,7 @@ CATEGORY = {  # entry id -> category, as the knowledge base files say (checked b
     "bitsandbytes-rocm-library-missing": "install-mismatch",
     "container-rootless-denied": "device-access",
     "rocm-library-load-failed": "install-mismatch",
+    "cxx-runtime-too-old": "install-mismatch",
 }
 
 RED, YEL, DIM, RST = "\x1b[31m", "\x1b[33m", "\x1b[2m", "\x1b[0m"
@@ -897,6 +898,19 @@ def driver_build_and_package_logs():
     log.hit(["hip-out-of-memory"], "radv/amdgpu: Not enough memory for command submission.")
     logs.append(log)
 
+    log = Log("install-mismatch-cxx-runtime.log", first="cxx-runtime-too-old",
+              note="an older libstdc++ or glibc loaded first: the loader, the linker and dnf say so")
+    traceback(log, [("/home/ana/run.py", 1, "<module>", "import torch")], [])
+    log.hit(["cxx-runtime-too-old"], "ImportError: /home/ana/miniconda3/envs/sd/lib/libstdc++.so.6: version "
+            "`GLIBCXX_3.4.30' not found (required by /opt/rocm-6.2.0/lib/libamdhip64.so.6)")
+    log.hit(["cxx-runtime-too-old"], "/lib/x86_64-linux-gnu/libc.so.6: version `GLIBC_2.38' not found (required by "
+            "/opt/rocm/lib/librocprofiler-sdk.so.1)")
+    log.hit(["cxx-runtime-too-old"], "/usr/bin/ld: /opt/rocm-6.0.0/lib/libamd_comgr.so.2: undefined reference to "
+            "`std::condition_variable::wait(std::unique_lock<std::mutex>&)@GLIBCXX_3.4.30'")
+    log.hit(["cxx-runtime-too-old"], "  - nothing provides libstdc++.so.6(GLIBCXX_3.4.32)(64bit) needed by "
+            "amdrocm-runtime-7.1.0-1.x86_64 from rocm")
+    logs.append(log)
+
     log = Log("install-mismatch-libdrm-missing.log", first="rocm-library-load-failed",
               note="amd-smi and the ROCm runtime without the system libraries they load at run time")
     log.add("$ amd-smi list")
@@ -904,6 +918,8 @@ def driver_build_and_package_logs():
             "No such file or directory")
     log.hit(["rocm-library-load-failed"], "rocminfo: error while loading shared libraries: libnuma.so.1: cannot open "
             "shared object file: No such file or directory")
+    log.hit(["rocm-library-load-failed"], "/opt/rocm-6.2.0/llvm/bin/ld.lld: error while loading shared libraries: "
+            "libxml2.so.2: cannot open shared object file: No such file or directory")
     logs.append(log)
     return logs
 
