@@ -759,6 +759,16 @@ def application_and_loader_logs():
     log.hit(["hip-out-of-memory"], "RuntimeError: Triton Error [HIP]: Code: 2, Message: out of memory")
     logs.append(log)
 
+    log = Log("missing-code-object-invalid-image.log", first="hip-invalid-device-function",
+              note="hipErrorInvalidImage: a code object for another target reached the GPU (llama.cpp, PyTorch)")
+    log.add("ggml_cuda_compute_forward: SCALE failed")
+    log.hit(["hip-invalid-device-function"], "ROCm error: device kernel image is invalid")
+    log.add("  current device: 1, in function ggml_cuda_compute_forward at ggml/src/ggml-cuda/ggml-cuda.cu:3114",
+            "", "$ AMD_LOG_LEVEL=3 python3 infer.py 2>&1 | grep -B2 Returned")
+    log.hit(["hip-invalid-device-function"], ":3:hip_module.cpp           :83  : 8812355 us: [pid:2211 tid:0x7f55c] "
+            "hipModuleLoadData: Returned hipErrorInvalidImage :")
+    logs.append(log)
+
     log = Log("hsa-runtime-error-triton-hip.log", first="family-hip-runtime-error",
               note="Triton's AMD driver with a HIP error no specific entry claims")
     log.add("  File \"/usr/local/lib/python3.12/dist-packages/triton/backends/amd/driver.py\", line 479, in __call__",
