@@ -59,6 +59,10 @@ CATEGORY = {  # entry id -> category, as the knowledge base files say (checked b
     "container-rootless-denied": "device-access",
     "rocm-library-load-failed": "install-mismatch",
     "cxx-runtime-too-old": "install-mismatch",
+    "amdgpu-dkms-build-failed": "install-mismatch",
+    "rocm-wheel-not-installable": "install-mismatch",
+    "rocm-packages-conflict": "install-mismatch",
+    "cuda-build-path-on-rocm": "install-mismatch",
 }
 
 RED, YEL, DIM, RST = "\x1b[31m", "\x1b[33m", "\x1b[2m", "\x1b[0m"
@@ -407,6 +411,7 @@ def build():
     logs += source_format_logs()
     logs += application_and_loader_logs()
     logs += driver_build_and_package_logs()
+    logs += install_logs()
     return logs
 
 
@@ -917,7 +922,8 @@ def driver_build_and_package_logs():
             "/opt/rocm/lib/librocprofiler-sdk.so.1)")
     log.hit(["cxx-runtime-too-old"], "/usr/bin/ld: /opt/rocm-6.0.0/lib/libamd_comgr.so.2: undefined reference to "
             "`std::condition_variable::wait(std::unique_lock<std::mutex>&)@GLIBCXX_3.4.30'")
-    log.hit(["cxx-runtime-too-old"], "  - nothing provides libstdc++.so.6(GLIBCXX_3.4.32)(64bit) needed by "
+    # dnf's line names both the missing runtime and the ROCm package that needs it.
+    log.hit(["cxx-runtime-too-old", "rocm-packages-conflict"], "  - nothing provides libstdc++.so.6(GLIBCXX_3.4.32)(64bit) needed by "
             "amdrocm-runtime-7.1.0-1.x86_64 from rocm")
     logs.append(log)
 
@@ -930,6 +936,88 @@ def driver_build_and_package_logs():
             "shared object file: No such file or directory")
     log.hit(["rocm-library-load-failed"], "/opt/rocm-6.2.0/llvm/bin/ld.lld: error while loading shared libraries: "
             "libxml2.so.2: cannot open shared object file: No such file or directory")
+    logs.append(log)
+    return logs
+
+
+def install_logs():
+    """Logs for the install families of issue 13's eleventh round, from a survey of install threads
+    (each entry's notes): DKMS builds, package managers, pip indexes, CUDA build paths, Windows DLLs,
+    CMake and the perl hipcc, C++ headers. Each line is the printing program's format, filled in."""
+    logs = []
+
+    log = Log("install-mismatch-amdgpu-dkms.log", first="amdgpu-dkms-build-failed",
+              note="dkms, dpkg and modprobe when amdgpu-dkms does not build or load for the running kernel")
+    log.add("Setting up amdgpu-dkms (1:6.8.5.60202-2041575.24.04) ...", "Building for 6.14.0-24-generic",
+            "Building initial module for 6.14.0-24-generic")
+    log.hit(["amdgpu-dkms-build-failed"], "Error! Bad return status for module build on kernel: 6.14.0-24-generic "
+            "(x86_64)")
+    log.hit(["amdgpu-dkms-build-failed"], "Consult /var/lib/dkms/amdgpu/6.8.5-2041575.24.04/build/make.log for more "
+            "information.")
+    log.hit(["amdgpu-dkms-build-failed"], "dpkg: error processing package amdgpu-dkms (--configure):")
+    log.hit(["amdgpu-dkms-build-failed"], " installed amdgpu-dkms package post-installation script subprocess "
+            "returned error exit status 10")
+    log.hit(["amdgpu-dkms-build-failed"], "Error! Your kernel headers for kernel 6.2.0-060200-generic cannot be found.")
+    log.hit(["amdgpu-dkms-build-failed"], "modprobe: ERROR: could not insert 'amdgpu': Unknown symbol in module, or "
+            "unknown parameter (see dmesg)")
+    logs.append(log)
+
+    log = Log("install-mismatch-rocm-wheel-index.log", first="rocm-wheel-not-installable",
+              note="pip without a ROCm wheel for the request: no version, no distribution, wrong platform tag")
+    log.add("$ pip install torch==2.3.0+rocm6.0 --index-url https://download.pytorch.org/whl/rocm6.0")
+    log.hit(["rocm-wheel-not-installable"], "ERROR: Could not find a version that satisfies the requirement "
+            "torch==2.3.0+rocm6.0 (from versions: none)")
+    log.hit(["rocm-wheel-not-installable"], "ERROR: No matching distribution found for pytorch-triton-rocm==3.0.0")
+    log.hit(["rocm-wheel-not-installable"], "ERROR: flash_attn-2.6.3+rocm62-cp310-cp310-linux_x86_64.whl is not a "
+            "supported wheel on this platform.")
+    logs.append(log)
+
+    log = Log("install-mismatch-rocm-packages.log", first="rocm-packages-conflict",
+              note="apt, dpkg and dnf refusing a mixed or incomplete set of ROCm packages; the repository key")
+    log.add("The following packages have unmet dependencies:")
+    log.hit(["rocm-packages-conflict"], " rocm-hip-runtime : Depends: hip-runtime-amd (= 6.2.0.60200-66~24.04) but "
+            "6.1.2.60102-119~24.04 is to be installed")
+    log.add("E: Unable to correct problems, you have held broken packages.")
+    log.hit(["rocm-packages-conflict"], "dpkg: error processing archive /var/cache/apt/archives/amdgpu-dkms_6.1.3.deb "
+            "(--unpack): trying to overwrite '/usr/src/amdgpu-6.1.3/Makefile', which is also in package rock-dkms "
+            "1:6.1.3")
+    log.hit(["rocm-packages-conflict"], "  - nothing provides perl(File::BaseDir) needed by rocm-core-6.2.0-1.el9.x86_64")
+    log.hit(["rocm-packages-conflict"], "W: GPG error: https://repo.radeon.com/rocm/apt/6.2 noble InRelease: The "
+            "following signatures couldn't be verified because the public key is not available: NO_PUBKEY "
+            "9386B48A1A693C5C")
+    log.hit(["rocm-packages-conflict"], "E: Unable to locate package rocm-hip-sdk")
+    logs.append(log)
+
+    log = Log("install-mismatch-cuda-build-path.log", first="cuda-build-path-on-rocm",
+              note="builds and extensions that took the CUDA path under a ROCm PyTorch")
+    log.add("torch.__version__  = 2.4.1+rocm6.1")
+    log.hit(["cuda-build-path-on-rocm"], "RuntimeError: flash_attn was requested, but nvcc was not found.  Are you "
+            "sure your environment has nvcc available?")
+    log.hit(["cuda-build-path-on-rocm"], "OSError: CUDA_HOME environment variable is not set. Please set it to your "
+            "CUDA install root.")
+    log.hit(["cuda-build-path-on-rocm"], "WARNING[XFORMERS]: xFormers can't load C++/CUDA extensions. xFormers was "
+            "built for: PyTorch 2.4.1+cu121 with CUDA 1201 (you have 2.4.1+rocm6.1)")
+    logs.append(log)
+
+    log = Log("install-mismatch-windows-torch-dll.log", first="rocm-library-load-failed",
+              note="PyTorch's DLL loader and the Windows loader missing a HIP runtime DLL")
+    log.hit(["rocm-library-load-failed"], 'OSError: [WinError 126] The specified module could not be found. Error '
+            'loading "C:\\AI\\ComfyUI\\venv\\Lib\\site-packages\\torch\\lib\\amdhip64_7.dll" or one of '
+            'its dependencies.')
+    log.hit(["rocm-library-load-failed"], "The code execution cannot proceed because amdhip64_6.dll was not found. "
+            "Reinstalling the program may fix this problem.")
+    log.hit(["rocm-library-load-failed"], "ImportError: /home/ana/.venv/lib/python3.11/site-packages/mamba_ssm/"
+            "selective_scan_cuda.so: undefined symbol: _ZN3c103hip19getCurrentHIPStreamEa")
+    logs.append(log)
+
+    log = Log("install-mismatch-cmake-hipcc.log", first="hip-toolchain-incomplete",
+              note="CMake without HIP's package config, the perl hipconfig without clang, clang without C++ headers")
+    log.hit(["hip-toolchain-incomplete"], '  Could not find a package configuration file provided by "hipblas" with '
+            "any of the following names:")
+    log.hit(["hip-toolchain-incomplete"], 'Can\'t exec "/opt/rocm/llvm/bin/clang++": No such file or directory at '
+            "/opt/rocm/bin/hipconfig line 125.")
+    log.hit(["hip-toolchain-incomplete"], "/opt/rocm/llvm/lib/clang/17/include/__clang_hip_runtime_wrapper.h:50:10: "
+            "fatal error: 'cmath' file not found")
     logs.append(log)
     return logs
 
