@@ -63,6 +63,12 @@ CATEGORY = {  # entry id -> category, as the knowledge base files say (checked b
     "rocm-wheel-not-installable": "install-mismatch",
     "rocm-packages-conflict": "install-mismatch",
     "cuda-build-path-on-rocm": "install-mismatch",
+    "compiler-target-unknown": "unsupported-gpu",
+    "visible-devices-misnumbered": "config-risk",
+    "alloc-conf-invalid": "config-risk",
+    "miopen-kernel-build-failed": "miopen-failure",
+    "override-malformed": "hsa-runtime-error",
+    "ppfeaturemask-overdrive": "config-risk",
 }
 
 RED, YEL, DIM, RST = "\x1b[31m", "\x1b[33m", "\x1b[2m", "\x1b[0m"
@@ -412,6 +418,7 @@ def build():
     logs += application_and_loader_logs()
     logs += driver_build_and_package_logs()
     logs += install_logs()
+    logs += target_and_config_logs()
     return logs
 
 
@@ -1018,6 +1025,94 @@ def install_logs():
             "/opt/rocm/bin/hipconfig line 125.")
     log.hit(["hip-toolchain-incomplete"], "/opt/rocm/llvm/lib/clang/17/include/__clang_hip_runtime_wrapper.h:50:10: "
             "fatal error: 'cmath' file not found")
+    logs.append(log)
+    return logs
+
+
+def target_and_config_logs():
+    """Logs for the GPU-target and configuration families of issue 13's eleventh round, from two
+    surveys of public threads (each entry's notes): compilers refusing a target, code objects and
+    allow-lists for other targets, library build-time target lists, visibility variables, the
+    allocator variable, a malformed override, OverDrive, the driver older than the runtime."""
+    logs = []
+
+    log = Log("unsupported-gpu-compiler-target.log", first="compiler-target-unknown",
+              note="clang, hipcc, LLVM and Triton refusing a GPU target they do not know")
+    log.hit(["compiler-target-unknown"], "clang: error: unsupported HIP gpu architecture: gfx1200")
+    log.hit(["compiler-target-unknown"], "clang-14: error: invalid target ID 'gfx1100'; format is a processor name "
+            "followed by an optional colon-delimited list of features followed by an enable/disable sign (e.g., "
+            "'gfx908:sramecc+:xnack-')")
+    log.hit(["compiler-target-unknown"], "Warning: The specified HIP target: gfx902 is unknown. Correct compilation "
+            "is not guaranteed.")
+    log.hit(["compiler-target-unknown"], "'gfx1100' is not a recognized processor for this target (ignoring processor)")
+    log.hit(["compiler-target-unknown"], 'loc("/home/ana/vllm/attention/triton_flash_attention.py":211:0): error: '
+            "unsupported target: 'gfx906'")
+    logs.append(log)
+
+    log = Log("missing-code-object-foreign-isa.log", first="hip-invalid-device-function",
+              note="a code object for another ISA (CLR), a ggml build without code for the arch, Blender's fatbin")
+    log.hit(["hip-invalid-device-function"], ":1:devprogram.cpp           :1873: 5521 us: Error: The program ISA "
+            "amdgcn-amd-amdhsa--gfx1100 is not compatible with the device ISA amdgcn-amd-amdhsa--gfx1151")
+    log.hit(["hip-invalid-device-function"], "/src/ggml/src/ggml-cuda/fattn-mma-f16.cuh:1521: ERROR: HIP kernel "
+            "flash_attn_ext_f16 has no device code compatible with HIP arch 1300.")
+    log.hit(["hip-invalid-device-function"], "HIP binary kernel for this graphics card compute capability (11.0) not "
+            "found.")
+    logs.append(log)
+
+    log = Log("unsupported-gpu-allow-lists.log", first="app-gpu-target-unsupported",
+              note="projects' own target allow-lists: flash-attention, sgl-kernel, Blender, Lemonade")
+    log.hit(["app-gpu-target-unsupported"], "AssertionError: One of GPU archs of ['gfx1100'] is invalid or not "
+            "supported by Flash-Attention")
+    log.hit(["app-gpu-target-unsupported"], "RuntimeError: FlashAttention only supports AMD MI200 GPUs or newer.")
+    log.hit(["app-gpu-target-unsupported"], "Warning: Unsupported GPU architecture detected 'gfx1101'. Expected "
+            "'gfx942' or 'gfx950'.")
+    log.hit(["app-gpu-target-unsupported"], "HIP backend requires AMD RDNA graphics card or up, but found AMD Radeon "
+            "RX 580 Series.")
+    logs.append(log)
+
+    log = Log("unsupported-gpu-library-target-lists.log", first="ck-target-unsupported",
+              note="rocWMMA, hipSPARSELt and a target-feature builtin refusing a target at build time")
+    log.hit(["ck-target-unsupported"], "/opt/rocm/include/rocwmma/internal/config.hpp:142:5: error: static assertion "
+            "failed: Unsupported architecture")
+    log.hit(["ck-target-unsupported"], "  Unsupported GPU target: gfx1030")
+    log.hit(["ck-target-unsupported"], "error: '__builtin_amdgcn_wmma_f32_16x16x16_f16_w32' needs target feature "
+            "gfx11-insts,wavefrontsize32")
+    logs.append(log)
+
+    log = Log("config-risk-visible-devices.log", first="visible-devices-misnumbered",
+              note="a device index past what the visibility variables leave; Ray refusing mixed variables")
+    log.hit(["visible-devices-misnumbered"], "RuntimeError: HIP error: invalid device ordinal")
+    log.hit(["visible-devices-misnumbered"], "RuntimeError: device >= 0 && device < num_gpus INTERNAL ASSERT FAILED at "
+            '"/pytorch/aten/src/ATen/hip/HIPContext.cpp":50, please report a bug to PyTorch. device=1, num_gpus=1')
+    log.hit(["visible-devices-misnumbered"], "RuntimeError: Please use HIP_VISIBLE_DEVICES instead of "
+            "ROCR_VISIBLE_DEVICES")
+    logs.append(log)
+
+    log = Log("config-risk-alloc-conf.log", first="alloc-conf-invalid",
+              note="PyTorch's allocator-config parser rejecting PYTORCH_HIP_ALLOC_CONF")
+    log.hit(["alloc-conf-invalid"], "RuntimeError: Unrecognized CachingAllocator option: expandable_segments")
+    log.hit(["alloc-conf-invalid"], "RuntimeError: garbage_collect_threshold too small, set it 0.0~1.0")
+    logs.append(log)
+
+    log = Log("install-mismatch-runtime-checks.log", first="kfd-driver-older-than-runtime",
+              note="ROCr's driver check, LM Studio's survey, libhsakmt's override parser, MIOpen's old asm, "
+                   "Tensile without kernels, OverDrive at boot")
+    log.hit(["kfd-driver-older-than-runtime"], "HSA Error:  Incompatible kernel and userspace, AMD Radeon VII "
+            "disabled. Upgrade amdgpu.")
+    log.add("", "")
+    log.hit(["no-hip-gpus"], "Backend 'llama.cpp-linux-x86_64-amd-rocm-avx2' requires gpu acceleration, but GPU "
+            "survey on hardware was unsuccessful with message 'Error trying to query ROCm gpus: No hip devices "
+            "found!'")
+    log.add("", "", "", "", "", "", "", "", "", "", "")
+    log.hit(["override-malformed"], "hsakmt: HSA_OVERRIDE_GFX_VERSION 11.0 is invalid")
+    log.add("", "", "", "", "", "", "", "", "", "", "")
+    log.hit(["miopen-kernel-build-failed"], "<stdin>:1:2: error: Only Gfx8 and Gfx9 ISA is supported")
+    log.add("", "", "", "", "", "", "", "", "", "", "")
+    log.hit(["rocblas-no-kernels-for-target"], "rocBLAS error: Tensile solution found, but kernel not found in any "
+            "loaded module.")
+    log.add("", "", "", "", "", "", "", "", "", "", "")
+    log.hit(["ppfeaturemask-overdrive"], "[    4.118233] amdgpu: Overdrive is enabled, please disable it before "
+            "reporting any bugs unrelated to overdrive.")
     logs.append(log)
     return logs
 
