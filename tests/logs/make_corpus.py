@@ -64,6 +64,7 @@ CATEGORY = {  # entry id -> category, as the knowledge base files say (checked b
     "rocm-packages-conflict": "install-mismatch",
     "cuda-build-path-on-rocm": "install-mismatch",
     "compiler-target-unknown": "unsupported-gpu",
+    "torch-companion-mismatch": "install-mismatch",
     "visible-devices-misnumbered": "config-risk",
     "alloc-conf-invalid": "config-risk",
     "miopen-kernel-build-failed": "miopen-failure",
@@ -941,6 +942,7 @@ def driver_build_and_package_logs():
             "No such file or directory")
     log.hit(["rocm-library-load-failed"], "rocminfo: error while loading shared libraries: libnuma.so.1: cannot open "
             "shared object file: No such file or directory")
+    log.hit(["rocm-library-load-failed"], "ModuleNotFoundError: No module named 'amdsmi'")
     log.hit(["rocm-library-load-failed"], "/opt/rocm-6.2.0/llvm/bin/ld.lld: error while loading shared libraries: "
             "libxml2.so.2: cannot open shared object file: No such file or directory")
     logs.append(log)
@@ -1002,6 +1004,7 @@ def install_logs():
             "sure your environment has nvcc available?")
     log.hit(["cuda-build-path-on-rocm"], "OSError: CUDA_HOME environment variable is not set. Please set it to your "
             "CUDA install root.")
+    log.hit(["torch-companion-mismatch"], "RuntimeError: operator torchvision::nms does not exist")
     log.hit(["cuda-build-path-on-rocm"], "WARNING[XFORMERS]: xFormers can't load C++/CUDA extensions. xFormers was "
             "built for: PyTorch 2.4.1+cu121 with CUDA 1201 (you have 2.4.1+rocm6.1)")
     logs.append(log)
@@ -1013,7 +1016,7 @@ def install_logs():
             'its dependencies.')
     log.hit(["rocm-library-load-failed"], "The code execution cannot proceed because amdhip64_6.dll was not found. "
             "Reinstalling the program may fix this problem.")
-    log.hit(["rocm-library-load-failed"], "ImportError: /home/ana/.venv/lib/python3.11/site-packages/mamba_ssm/"
+    log.hit(["torch-companion-mismatch"], "ImportError: /home/ana/.venv/lib/python3.11/site-packages/mamba_ssm/"
             "selective_scan_cuda.so: undefined symbol: _ZN3c103hip19getCurrentHIPStreamEa")
     logs.append(log)
 
