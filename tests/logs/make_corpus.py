@@ -943,6 +943,8 @@ def driver_build_and_package_logs():
     log.hit(["rocm-library-load-failed"], "rocminfo: error while loading shared libraries: libnuma.so.1: cannot open "
             "shared object file: No such file or directory")
     log.hit(["rocm-library-load-failed"], "ModuleNotFoundError: No module named 'amdsmi'")
+    log.hit(["rocm-library-load-failed"], "ZLUDA device failed to pass basic operation test: index=0, "
+            "device_name=AMD Radeon RX 6800 XT [ZLUDA]")
     log.hit(["rocm-library-load-failed"], "/opt/rocm-6.2.0/llvm/bin/ld.lld: error while loading shared libraries: "
             "libxml2.so.2: cannot open shared object file: No such file or directory")
     logs.append(log)
@@ -1000,6 +1002,8 @@ def install_logs():
     log = Log("install-mismatch-cuda-build-path.log", first="cuda-build-path-on-rocm",
               note="builds and extensions that took the CUDA path under a ROCm PyTorch")
     log.add("torch.__version__  = 2.4.1+rocm6.1")
+    log.hit(["torch-cpu-build"], "RuntimeError: Torch is not able to use GPU; add --skip-torch-cuda-test to "
+            "COMMANDLINE_ARGS variable to disable this check")
     log.hit(["cuda-build-path-on-rocm"], "RuntimeError: flash_attn was requested, but nvcc was not found.  Are you "
             "sure your environment has nvcc available?")
     log.hit(["cuda-build-path-on-rocm"], "OSError: CUDA_HOME environment variable is not set. Please set it to your "
