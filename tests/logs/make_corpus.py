@@ -976,8 +976,8 @@ def install_logs():
     log = Log("install-mismatch-rocm-wheel-index.log", first="rocm-wheel-not-installable",
               note="pip without a ROCm wheel for the request: no version, no distribution, wrong platform tag")
     log.add("$ pip install torch==2.3.0+rocm6.0 --index-url https://download.pytorch.org/whl/rocm6.0")
-    log.hit(["rocm-wheel-not-installable"], "ERROR: Could not find a version that satisfies the requirement "
-            "torch==2.3.0+rocm6.0 (from versions: none)")
+    log.add("ERROR: Could not find a version that satisfies the requirement torch==2.3.0+rocm6.0 (from versions: none)")
+    log.hit(["rocm-wheel-not-installable"], "ERROR: No matching distribution found for torch==2.3.0+rocm6.0")
     log.hit(["rocm-wheel-not-installable"], "ERROR: No matching distribution found for pytorch-triton-rocm==3.0.0")
     log.hit(["rocm-wheel-not-installable"], "ERROR: flash_attn-2.6.3+rocm62-cp310-cp310-linux_x86_64.whl is not a "
             "supported wheel on this platform.")
