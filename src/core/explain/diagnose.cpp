@@ -75,7 +75,7 @@ bool is_config_risk(const kb::Entry& e) { return e.category == "config-risk"; }
 
 // An info-level entry explains a message that is harmless or only costs speed (PyTorch's hipBLASLt
 // fallback warning, MIOpen's missing kernel database): a note on the log, never its failure. It
-// does not cover a family entry's error line, does not make the log one that shows a failure, and
+// hides a family entry only on its own line, does not make the log one that shows a failure, and
 // ranks after the family entries that recognised an error line.
 bool is_note(const kb::Entry& e) { return e.severity == kb::Severity::info; }
 
@@ -227,7 +227,7 @@ std::vector<Diagnosis> DiagnosisBuilder::rank(const AppliesFn& applies, const nl
         Diagnosis& d = r.diagnosis;
         std::vector<std::string> why;
         if (kb::is_family(*d.entry)) why.emplace_back("a message family: no specific entry recognised these lines");
-        if (is_note(*d.entry) && !d.facts_only)
+        if (is_note(*d.entry))  // never facts-only: the report raises warning and critical entries alone
             why.emplace_back("a note: the message is harmless or costs speed, so it ranks after any failure");
         if (d.facts_only)
             why.emplace_back("no line of the log matched it; its conditions hold on the machine the report describes");
