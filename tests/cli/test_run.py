@@ -144,12 +144,17 @@ def test_binary_stream_relayed_byte_identical_to_pipes(tmp_path, big_random_file
 
 
 def test_log_keeps_chunk_order_and_appends(tmp_path):
-    # Order across stdout and stderr holds for chunks written apart in time (docs/run.md,
-    # "Relay"): 1 s apart, so an ASan build on a loaded machine still reads each chunk before
-    # the next is written (0.2 s was once not enough under ASan with parallel builds).
+    # Order across stdout and stderr holds for chunks the relay has read before the next is
+    # written (docs/run.md, "Relay": the order between streams is read order). The child waits
+    # until each chunk is in the log before it writes the next, so the test does not depend on
+    # how fast the relay is scheduled (fixed sleeps of 0.2 s, then 1 s, both failed under ASan on
+    # a loaded 2-core machine); the wait is bounded, so a relay that never writes fails the
+    # order check instead of hanging.
     log = tmp_path / "run.log"
     log.write_bytes(b"before\n")
-    proc = rmcp_run(tmp_path, "--log", log, "--", "sh", "-c", "echo one; sleep 1; echo two >&2; sleep 1; echo three")
+    wait = 'for i in $(seq 600); do grep -qx "{}" "$1" && break; sleep 0.05; done'
+    script = "echo one; " + wait.format("one") + "; echo two >&2; " + wait.format("two") + "; echo three"
+    proc = rmcp_run(tmp_path, "--log", log, "--", "sh", "-c", script, "sh", str(log))
     assert proc.returncode == 0
     assert log.read_bytes() == b"before\none\ntwo\nthree\n"
 
