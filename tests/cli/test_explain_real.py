@@ -67,8 +67,8 @@ def rows(rmcp):
 
 # The promise (issue "Diagnose the real world"): on the validation split, >= 95% top-1
 # category, >= 85% right entry first, no failing log unrecognised, no clean log alarming.
-# Measured now (docs/explain-accuracy.md): 84.9% top-1 (107/126), 84.6% entry first (44/52),
-# 9 of 126 unrecognised, 0 of 6 clean logs alarming: the top-1, entry-first and "unrecognised"
+# Measured now (docs/explain-accuracy.md): 82.6% top-1 (114/138), 75.8% entry first (47/62),
+# 11 of 138 unrecognised, 0 of 11 clean logs alarming: the top-1, entry-first and "unrecognised"
 # promises are not met yet. This test holds the validation split to what is measured, so that a kb change
 # cannot make it worse unnoticed; the thresholds move up as the kb improves, never down for a
 # kb change. They moved down once, for data: issue 13's eighth round added 25 threads, 7 of
@@ -82,7 +82,11 @@ def rows(rmcp):
 # of the ninth round: top-1 96/114 (0.842), entry first 42/50 (0.840), unrecognised 10. And the
 # eleventh round's 24 threads (12 failing validation rows, 4 right, 4 unrecognised), measured
 # with the tenth round's kb: top-1 100/126 (0.794), entry first 43/52 (0.827), unrecognised 14.
-VALIDATION_FLOOR = {"top1": 0.79, "entry_first": 0.82, "unrecognised_max": 14, "false_positives_max": 0}
+# And the twelfth round's 46 threads (17 to validation: 12 failing, 7 right at top-1, 3 of the 10
+# naming an entry right first, 2 unrecognised; 5 clean, none alarming), measured with the
+# eleventh round's kb: top-1 114/138 (0.826), entry first 47/62 (0.758), unrecognised 11; the
+# twelfth round's kb changes (written against its dev rows) left those figures unchanged.
+VALIDATION_FLOOR = {"top1": 0.82, "entry_first": 0.75, "unrecognised_max": 11, "false_positives_max": 0}
 
 
 @sweep_of_the_real_logs
@@ -98,7 +102,7 @@ def test_validation_split_does_not_fall_below_what_was_measured(rows):
 # "0 nothing recognised for logs with an error line of a known family" (the issue's promise),
 # with the family lines recognised by the script's own KNOWN_FAMILY_LINES, written from the
 # issue's list and independent of the kb's signatures. Measured (docs/explain-accuracy.md):
-# dev 0 of 113, validation 0 of 69 such logs unrecognised.
+# dev 0 of 120, validation 0 of 72 such logs unrecognised.
 KNOWN_FAMILY_UNRECOGNISED_MAX = {"dev": 0, "validation": 0}
 
 
@@ -149,7 +153,11 @@ def test_dev_split_shrugs_only_where_no_error_line_is_shown(rows):
     # (two libLLVM versions in one process), with no error line of any program.
     # The eleventh round adds a fourth: rocminfo's pool sizes and sysfs's VRAM total disagreeing
     # on a Strix Halo (a kernel without the UMA fixes), with no error line printed.
-    assert shrugged == ["install-mismatch--nixpkgs-530702.log", "kernel-driver-fault--rocm-5444.log",
+    # The twelfth round adds two: a WSL setup whose only output is torch.cuda.is_available()
+    # printing False (the wheel's own libhsa-runtime64 cannot use WSL's GPU path), and an ollama
+    # crash whose stored excerpt keeps only the register dump at its end.
+    assert shrugged == ["install-mismatch--howto-7900xtx-win-rocm-4.log", "install-mismatch--nixpkgs-530702.log",
+                        "kernel-driver-fault--rocm-5444.log", "rocblas-missing-arch--ollama-2870.log",
                         "rocblas-missing-arch--tensorflow-upstream-2629.log", "unsupported-gpu--rocm-5121.log"], shrugged
 
 

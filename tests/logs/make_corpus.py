@@ -70,6 +70,8 @@ CATEGORY = {  # entry id -> category, as the knowledge base files say (checked b
     "miopen-kernel-build-failed": "miopen-failure",
     "override-malformed": "hsa-runtime-error",
     "ppfeaturemask-overdrive": "config-risk",
+    "app-cpu-only-build": "install-mismatch",
+    "library-missing-target": "missing-code-object",
 }
 
 RED, YEL, DIM, RST = "\x1b[31m", "\x1b[33m", "\x1b[2m", "\x1b[0m"
@@ -420,6 +422,7 @@ def build():
     logs += driver_build_and_package_logs()
     logs += install_logs()
     logs += target_and_config_logs()
+    logs += backend_and_trace_logs()
     return logs
 
 
@@ -1120,6 +1123,92 @@ def target_and_config_logs():
     log.add("", "", "", "", "", "", "", "", "", "", "")
     log.hit(["ppfeaturemask-overdrive"], "[    4.118233] amdgpu: Overdrive is enabled, please disable it before "
             "reporting any bugs unrelated to overdrive.")
+    logs.append(log)
+    return logs
+
+
+def backend_and_trace_logs():
+    """Logs for the signatures of issue 13's twelfth round (each from a dev row of the real corpus,
+    named in the entry's comments): CPU-only LLM runtimes, Triton's backends, the runtime's
+    code-object trace and fatal checks, hipBLASLt's lazy loading, CK's MFMA kernels, PyTorch's SDPA
+    selector, TensorFlow's target check, ROCm 7's private system libraries. Each line is the
+    printing program's format, filled in."""
+    logs = []
+
+    log = Log("install-mismatch-cpu-only-runtime.log", first="app-cpu-only-build",
+              note="ollama's runner list without a rocm runner (both spellings), llama.cpp's offload warning")
+    log.add('time=2024-05-02T09:12:40.101+02:00 level=INFO source=routes.go:1118 msg="Listening on 127.0.0.1:11434 '
+            '(version 0.1.32)"')
+    log.hit(["app-cpu-only-build"], 'time=2024-05-02T09:12:40.233+02:00 level=INFO source=payload.go:44 '
+            'msg="Dynamic LLM libraries [cpu cpu_avx cpu_avx2]"')
+    log.hit(["app-cpu-only-build"], 'time=2025-02-11T18:03:07.512Z level=INFO source=routes.go:1267 '
+            'msg="Dynamic LLM libraries" runners="[cpu cpu_avx cpu_avx2]"')
+    log.hit(["app-cpu-only-build"], "warning: not compiled with GPU offload support, --gpu-layers option will be "
+            "ignored")
+    log.add("warning: see main README.md for information on enabling GPU BLAS support")
+    logs.append(log)
+
+    log = Log("install-mismatch-triton-backends.log", first="cuda-build-path-on-rocm",
+              note="inductor compiling with NVIDIA's Triton on ROCm; Triton's AMD backend without ROCm's linker")
+    log.add("torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:")
+    log.hit(["cuda-build-path-on-rocm"], "RuntimeError: Internal Triton PTX codegen error: ")
+    log.hit(["cuda-build-path-on-rocm"], "ptxas fatal   : Value 'sm_120' is not defined for option 'gpu-name'")
+    log.add(*[""] * 12)
+    log.hit(["hip-toolchain-incomplete"], "torch._inductor.exc.InductorError: LoweringException: Exception: ROCm "
+            "linker /opt/rocm/llvm/bin/ld.lld not found. Set 'TRITON_HIP_LLD_PATH' to its path.")
+    logs.append(log)
+
+    log = Log("missing-code-object-trace.log", first="hip-invalid-device-function",
+              note="AMD_LOG_LEVEL=1 code-object search: the device's target not found in the bundle")
+    log.add(":1:hip_code_object.cpp      :507 : 1203311540 us: 8811: [tid:0x7f2c1a7fe740]   Devices:")
+    log.hit(["hip-invalid-device-function"], ":1:hip_code_object.cpp      :510 : 1203311544 us: 8811: "
+            "[tid:0x7f2c1a7fe740]     amdgcn-amd-amdhsa--gfx1101 - [Not Found]")
+    log.add(":1:hip_code_object.cpp      :514 : 1203311547 us: 8811: [tid:0x7f2c1a7fe740]   Bundled Code Objects:")
+    logs.append(log)
+
+    log = Log("hsa-runtime-error-fatal-check.log", first="family-hip-runtime-error",
+              note="a fatal check of the HIP runtime, printed with its source path at level 0")
+    log.add("Epoch 1/10")
+    log.hit(["family-hip-runtime-error"], ":0:/longer_pathname_so_that_rpms_can_support_packaging_the_debug_info_"
+            "for_all_os_profiles/src/clr/hipamd/src/hip_global.cpp:158 : 2203471102 us:  Module not initialized")
+    log.add("Aborted (core dumped)")
+    logs.append(log)
+
+    log = Log("rocblas-missing-arch-hipblaslt-lazy.log", first="rocblas-no-kernels-for-target",
+              note="hipBLASLt's lazy loader finding no library for the GPU, then the GEMM failing")
+    log.hit(["rocblas-no-kernels-for-target"], "rocblaslt warning: No paths matched /opt/venv/lib/python3.12/"
+            "site-packages/torch/lib/hipblaslt/library/*gfx1030*co. Make sure that HIPBLASLT_TENSILE_LIBPATH is "
+            "set correctly.")
+    log.add("RuntimeError: CUDA error: HIPBLAS_STATUS_NOT_SUPPORTED when calling `HIPBLAS_STATUS_NOT_SUPPORTED`")
+    logs.append(log)
+
+    log = Log("unsupported-gpu-ck-xdl.log", first="ck-target-unsupported",
+              note="a composable_kernel MFMA attention operation refusing the problem on a GPU without MFMA")
+    log.hit(["ck-target-unsupported"], "RuntimeError: DeviceGroupedMultiheadAttentionForward_Xdl_CShuffle_V2<256, "
+            "128, 64, 32, 8, 8, 64, 64, 32, 2, Default, ASpecDefault, B0SpecDefault, B1SpecDefault, CSpecDefault, "
+            "MaskDisabled> does not support this problem")
+    logs.append(log)
+
+    log = Log("unsupported-gpu-sdpa-selector.log", first="sdpa-flash-attention-unavailable",
+              note="PyTorch's ROCm SDPA selector saying why it skipped the fused kernels")
+    log.hit(["sdpa-flash-attention-unavailable"], "/work/attn.py:12: UserWarning: Flash attention kernel not used "
+            "because: (Triggered internally at /pytorch/aten/src/ATen/native/transformers/hip/sdp_utils.cpp:861.)")
+    log.add("  out = F.scaled_dot_product_attention(q, k, v)")
+    logs.append(log)
+
+    log = Log("rocblas-missing-arch-tensorflow-rdna2.log", first="rdna2-no-override",
+              note="TensorFlow's ROCm build skipping a gfx1032 it was not built for, gfx1030 in its list")
+    log.hit(["library-missing-target", "rdna2-no-override"], "2023-06-01 10:02:11.104311: I tensorflow/core/"
+            "common_runtime/gpu/gpu_device.cc:2001] Ignoring visible gpu device (device: 0, name: AMD Radeon RX "
+            "6600, pci bus id: 0000:0b:00.0) with AMDGPU version : gfx1032. The supported AMDGPU versions are "
+            "gfx1030, gfx900, gfx906, gfx908, gfx90a.")
+    logs.append(log)
+
+    log = Log("install-mismatch-rocm-sysdeps.log", first="rocm-library-load-failed",
+              note="a ROCm 7 wheel's private system library not on the loader's path")
+    log.add("Traceback (most recent call last):", '  File "<string>", line 1, in <module>')
+    log.hit(["rocm-library-load-failed"], "ImportError: librocm_sysdeps_libelf.so.1: cannot open shared object "
+            "file: No such file or directory")
     logs.append(log)
     return logs
 
