@@ -12,8 +12,11 @@
 #   $RMCP_BEFORE explain --no-facts LOG    (optional: an older build with its own kb, side by side,
 #                                           e.g. RMCP_BEFORE=/tmp/before/build-release/rmcp)
 # and prints both wall-clock medians and CPU (user+sys) means, GB/s and the ratios: on a
-# shared, overloaded machine the CPU time is the steadier figure. Figures go to docs/PERFORMANCE.md by hand,
-# with the machine they were taken on.
+# shared, overloaded machine the CPU time is the steadier figure. With RMCP_BEFORE it then runs
+# the two builds in turn, PAIRS times (default 20), and prints the median of the per-pair ratios:
+# hyperfine runs one command's batch after the other's, so a noisy minute lands on one side, while
+# a pair shares its minute. Figures go to docs/PERFORMANCE.md by hand, with the machine they were
+# taken on.
 set -eu
 cd "$(dirname "$0")/.."
 SIZE_MB=${1:-1024}
@@ -98,3 +101,28 @@ if len(res) > 2:
     print(f"ratio rmcp/before: wall {m[0] / m[2]:.3f}, CPU {c[0] / c[2]:.3f} (above 1: slower than before)")
 EOF
 rm -f "$JSON"
+
+if [ -n "${RMCP_BEFORE:-}" ]; then
+    /usr/bin/python3 - "$RMCP" "$RMCP_BEFORE" "$LOG" "${PAIRS:-20}" <<'EOF'
+import os, statistics, subprocess, sys, time
+after, before, log, pairs = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+def run(binary):
+    r0, t0 = os.times(), time.perf_counter()
+    subprocess.run([binary, "explain", "--no-facts", log], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    r1, t1 = os.times(), time.perf_counter()
+    return t1 - t0, (r1.children_user - r0.children_user) + (r1.children_system - r0.children_system)
+run(after), run(before)  # warm-up
+wall, cpu = [], []
+for i in range(pairs):
+    # Alternate which build goes first, so neither always runs right after the other.
+    if i % 2 == 0:
+        a = run(after); b = run(before)
+    else:
+        b = run(before); a = run(after)
+    wall.append(a[0] / b[0])
+    cpu.append(a[1] / b[1])
+print(f"{pairs} pairs in turn, ratio rmcp/before: wall median {statistics.median(wall):.3f} "
+      f"(min {min(wall):.3f} max {max(wall):.3f}), CPU median {statistics.median(cpu):.3f} "
+      f"(min {min(cpu):.3f} max {max(cpu):.3f})")
+EOF
+fi

@@ -162,9 +162,9 @@ TEST(ExplainDiagnose, ANoteRanksAfterTheErrorAFamilyEntryRecognisedNearby) {
 
 TEST(ExplainDiagnose, ANoteStillExplainsItsOwnLineInsteadOfTheFamily) {
     // rocprofiler's 'aqlprofile API table load failed: HSA_STATUS_ERROR: ...' is the note's line.
-    const std::vector<kb::Entry> entries = {
-        entry("note", "aqlprofile API table load failed", {}, false, kb::Severity::info),
-        family("family-hsa", "HSA_STATUS_ERROR")};
+    const std::vector<kb::Entry> entries = {entry("note", "aqlprofile API table load failed", {}, false,
+                                                  kb::Severity::info),
+                                            family("family-hsa", "HSA_STATUS_ERROR")};
     EXPECT_EQ(rank_ids(entries, "aqlprofile API table load failed: HSA_STATUS_ERROR: A generic error\n"),
               (std::vector<std::string>{"note"}));
 }

@@ -138,6 +138,13 @@ TEST(ReportFacts, VersionFieldsFromTemplatesPackagesAndTools) {
     EXPECT_EQ(read("torch                    2.4.1+rocm6.1\n").torch_version, "2.4.1+rocm6.1");
     EXPECT_EQ(read("torch                    2.4.1+rocm6.1\n").torch_hip_version, "6.1");
     EXPECT_EQ(read("pytorch version: 2.5.0.dev20240801+rocm6.1\n").torch_version, "2.5.0.dev20240801+rocm6.1");
+    EXPECT_EQ(read("torch==2.3.1+rocm6.0\n").torch_version, "2.3.1+rocm6.0");
+    EXPECT_EQ(read("[conda] torch                     2.0.1+rocm5.4.2          pypi_0    pypi\n").torch_version,
+              "2.0.1+rocm5.4.2");
+    // A traceback's paths and a prose mention are no package list.
+    EXPECT_FALSE(read("  File \"/usr/lib/python3/dist-packages/torch/nn/modules/module.py\", line 1501\n")
+                     .torch_version.has_value());
+    EXPECT_FALSE(read("I installed torch 2.1 yesterday\n").torch_version.has_value());
 }
 
 TEST(ReportFacts, KernelReleaseFromUnameThenDmesg) {

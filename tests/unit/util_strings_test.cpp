@@ -20,6 +20,9 @@ TEST(CountByte, SmallInputsAndEdges) {
     EXPECT_EQ(count_byte(std::string(15, '\n'), '\n'), 15u);
     EXPECT_EQ(count_byte(std::string(16, '\n'), '\n'), 16u);
     EXPECT_EQ(count_byte(std::string(17, '\n'), '\n'), 17u);
+    EXPECT_EQ(count_byte(std::string(31, '\n'), '\n'), 31u);
+    EXPECT_EQ(count_byte(std::string(32, '\n'), '\n'), 32u);
+    EXPECT_EQ(count_byte(std::string(33, '\n'), '\n'), 33u);
     // 0xff bytes: the lane value an equal compare produces must not be mistaken for a match.
     EXPECT_EQ(count_byte(std::string(64, '\xff'), '\n'), 0u);
     EXPECT_EQ(count_byte(std::string(64, '\xff'), '\xff'), 64u);
@@ -27,8 +30,9 @@ TEST(CountByte, SmallInputsAndEdges) {
 
 TEST(CountByte, LaneCountersDoNotOverflow) {
     // Every byte matches: each 8-bit lane counter sees one hit per block, so runs longer
-    // than 255 blocks (4080 bytes) overflow unless the counters are summed in time.
-    for (const std::size_t n : {4079u, 4080u, 4081u, 4096u, 65536u + 7u, 1000000u}) {
+    // than 255 blocks (8160 bytes of 32-byte blocks) overflow unless the counters are summed
+    // in time.
+    for (const std::size_t n : {4079u, 4080u, 4081u, 8159u, 8160u, 8161u, 8192u, 65536u + 7u, 1000000u}) {
         const std::string all(n, '\n');
         EXPECT_EQ(count_byte(all, '\n'), n) << n;
     }

@@ -26,7 +26,8 @@ enum class Probe : std::size_t {
     collect_env_gpu,  // collect_env: "GPU models and configuration: AMD Radeon RX 6800 XT (gfx1030)"
     torch_version,    // collect_env "PyTorch version: 2.3.0+rocm6.0", ComfyUI "pytorch version: ..."
     torch_hip,        // collect_env: "ROCM used to build PyTorch: 6.0.32830-d62f6a171"
-    pip_torch,        // pip list / pip freeze / collect_env "[pip3] torch==2.3.0+rocm6.0"
+    pip_torch,        // pip freeze / collect_env "[pip3] torch==2.3.0+rocm6.0"
+    pip_torch_list,   // pip list / conda list: "torch     2.3.0+rocm6.0" (columns padded with spaces)
     rocm_field,       // issue template "### ROCm Version" + value; amd-smi "ROCm version: 6.3.1"
     rocm_package,     // dpkg/apt: "rocm-core 6.1.0.60100-82~22.04"
     rocm_path,        // "/opt/rocm-6.1.0/lib/..." in tracebacks and loader messages
@@ -55,7 +56,11 @@ const std::vector<LineProbe>& probes() {
         {R"(GPU models and configuration:)", 4},
         {R"((?i)\b(PyTorch|torch) version\s*:\s*v?\d+\.\d+)", 0},
         {R"(ROCM used to build PyTorch:\s*\d)", 0},
-        {R"(^[\s>]*(\[(pip3?|conda)\]\s+)?torch(==|\s+)\d+\.\d+)", 0},
+        // Two probes, not one with "(==|\s+)": Hyperscan then looks for the bare word "torch",
+        // which every traceback line holds, and the whole scan got 6% slower (issue 13,
+        // docs/PERFORMANCE.md); "torch==" and "torch" + two spaces are rare outside package lists.
+        {R"(^[\s>]*(\[(pip3?|conda)\]\s+)?torch==\d+\.\d+)", 0},
+        {R"(^[\s>]*(\[(pip3?|conda)\]\s+)?torch  +\d+\.\d+)", 0},
         {R"((?i)\bROCm version\b)", 3},
         {R"(\brocm-(core|dev|libs)\b[^\n]{0,40}?\d+\.\d+\.\d+)", 0},
         {R"([/-]rocm-\d+\.\d+\.\d+/)", 0},
@@ -255,7 +260,8 @@ void ReportReader::add(const std::string& input, const ProbeHit& hit) {
         if (leading_version(v)) version("torch_hip", 1, v.substr(0, v.find_first_of(" \t")));
         break;
     }
-    case Probe::pip_torch: {
+    case Probe::pip_torch:
+    case Probe::pip_torch_list: {
         static const std::regex re(R"(torch(?:==|\s+)(\d+\.\d+\S*))");
         if (auto v = first_match(line, re)) version("torch", 2, *v);
         break;
