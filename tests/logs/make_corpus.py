@@ -1128,11 +1128,12 @@ def target_and_config_logs():
 
 
 def backend_and_trace_logs():
-    """Logs for the signatures of issue 13's twelfth round (each from a dev row of the real corpus,
-    named in the entry's comments): CPU-only LLM runtimes, Triton's backends, the runtime's
-    code-object trace and fatal checks, hipBLASLt's lazy loading, CK's MFMA kernels, PyTorch's SDPA
-    selector, TensorFlow's target check, ROCm 7's private system libraries. Each line is the
-    printing program's format, filled in."""
+    """Logs for the signatures of issue 13's twelfth and thirteenth rounds (each from a dev row of
+    the real corpus, named in the entry's comments): CPU-only LLM runtimes, Triton's backends, the
+    runtime's code-object trace and fatal checks, hipBLASLt's lazy loading, CK's MFMA kernels,
+    PyTorch's SDPA selector, TensorFlow's target check, ROCm 7's private system libraries; HIP
+    samples' error check, gdb backtraces through the HIP runtime, an elided memory fault, dkms
+    with amdgpu only added. Each line is the printing program's format, filled in."""
     logs = []
 
     log = Log("install-mismatch-cpu-only-runtime.log", first="app-cpu-only-build",
@@ -1202,6 +1203,33 @@ def backend_and_trace_logs():
             "common_runtime/gpu/gpu_device.cc:2001] Ignoring visible gpu device (device: 0, name: AMD Radeon RX "
             "6600, pci bus id: 0000:0b:00.0) with AMDGPU version : gfx1032. The supported AMDGPU versions are "
             "gfx1030, gfx900, gfx906, gfx908, gfx90a.")
+    logs.append(log)
+
+    log = Log("hsa-runtime-error-native-crash.log", first="family-hip-runtime-error",
+              note="a HIP sample's error check; gdb backtraces whose top frame is in the HIP runtime")
+    log.hit(["family-hip-runtime-error"], 'checkHipErrors() HIP API error = 0101 "invalid device ordinal" from file '
+            "<hipInfo.cpp>, line 180.")
+    log.add(*[""] * 12)
+    log.add("Thread 1 \"python3\" received signal SIGSEGV, Segmentation fault.")
+    log.hit(["family-hip-runtime-error"], "#0  0x00007ffff1c2d3e8 in ?? () from /opt/rocm/lib/libamdhip64.so.6")
+    log.add(*[""] * 12)
+    log.hit(["family-hip-runtime-error"], 'GGML_ASSERT: /src/llama.cpp/ggml/src/ggml-cuda.cu:255: !"CUDA error"')
+    log.add(*[""] * 12)
+    log.hit(["family-hip-runtime-error"], "#0  hip::FatBinaryInfo::AddDevProgram (this=0x5555560a1c20, device_id=1) at "
+            "/usr/src/debug/hip-runtime-amd/clr-rocm-6.1.2/hipamd/src/hip_fatbin.cpp:118")
+    logs.append(log)
+
+    log = Log("gpu-memory-fault-elided.log", first="memory-access-fault",
+              note="ROCr's memory fault as people paste it: handle and address elided, wrapped after the handle")
+    log.hit(["memory-access-fault"], "Memory access fault by GPU node-1 (Agent handle: 0x...) on address 0x...")
+    log.add("Reason: Page not present or supervisor privilege.")
+    logs.append(log)
+
+    log = Log("install-mismatch-dkms-added.log", first="amdgpu-dkms-build-failed",
+              note="dkms status with the amdgpu module registered but never built (both formats)")
+    log.add("$ dkms status")
+    log.hit(["amdgpu-dkms-build-failed"], "amdgpu, 1.9-307: added")
+    log.hit(["amdgpu-dkms-build-failed"], "amdgpu/6.3.6-1697589.22.04: added")
     logs.append(log)
 
     log = Log("install-mismatch-rocm-sysdeps.log", first="rocm-library-load-failed",
