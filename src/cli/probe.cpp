@@ -125,7 +125,8 @@ void add_probe_command(CLI::App& app, Context& ctx, Action& action) {
     cmd->add_flag("--quick", opts->request.quick, "Only the quick subset (seconds)");
     cmd->add_flag("--bisect", opts->request.bisect,
                   "Search the workaround switches for the fastest passing configuration");
-    cmd->add_option("--timeout", opts->request.timeout_s, "Seconds before a child counts as hung (default 300)")
+    cmd->add_option("--timeout", opts->request.timeout_s,
+                    "Seconds before a child counts as hung (default 300; importing torch gets at least 60)")
         ->type_name("S");
     opts->save_opt = cmd->add_option("--save", opts->request.save,
                                      "Write the winning profile to FILE (TOML) and the fault map to FILE's stem + "

@@ -1221,8 +1221,8 @@ def backend_and_trace_logs():
 
     log = Log("gpu-memory-fault-elided.log", first="memory-access-fault",
               note="ROCr's memory fault as people paste it: handle and address elided, wrapped after the handle")
-    log.hit(["memory-access-fault"], "Memory access fault by GPU node-1 (Agent handle: 0x...) on address 0x...")
-    log.add("Reason: Page not present or supervisor privilege.")
+    log.hit(["memory-access-fault"], "Memory access fault by GPU node-1 (Agent handle: 0x...)")
+    log.add("on address 0x...", "Reason: Page not present or supervisor privilege.")
     logs.append(log)
 
     log = Log("install-mismatch-dkms-added.log", first="amdgpu-dkms-build-failed",

@@ -200,7 +200,10 @@ Result<ForkServer*> ZygoteRunner::server_for(const EnvMap& import_env) {
     fo.python = m_options.python;
     fo.env = with_changes(m_env, import_env);
     fo.handshake_timeout = m_options.handshake_timeout;
-    fo.import_timeout = m_options.timeout;
+    // Importing torch (and, on a GPU, initialising ROCm) is no scenario: a --timeout short enough
+    // to call a scenario hung must not fail the import on a slow or loaded machine.
+    constexpr std::chrono::milliseconds k_min_import_timeout = std::chrono::seconds(60);
+    fo.import_timeout = std::max(m_options.timeout, k_min_import_timeout);
     auto started = ForkServer::start(fo);
     if (!started) return started.error();
     ++m_started;
