@@ -67,8 +67,8 @@ def rows(rmcp):
 
 # The promise (issue "Diagnose the real world"): on the validation split, >= 95% top-1
 # category, >= 85% right entry first, no failing log unrecognised, no clean log alarming.
-# Measured now (docs/explain-accuracy.md): 82.5% top-1 (127/154), 75.4% entry first (52/69),
-# 13 of 154 unrecognised, 0 of 12 clean logs alarming: the top-1, entry-first and "unrecognised"
+# Measured now (docs/explain-accuracy.md): 80.4% top-1 (135/168), 72.7% entry first (56/77),
+# 17 of 168 unrecognised, 0 of 13 clean logs alarming: the top-1, entry-first and "unrecognised"
 # promises are not met yet. This test holds the validation split to what is measured, so that a kb change
 # cannot make it worse unnoticed; the thresholds move up as the kb improves, never down for a
 # kb change. They moved down once, for data: issue 13's eighth round added 25 threads, 7 of
@@ -89,8 +89,12 @@ def rows(rmcp):
 # And the thirteenth round's 44 threads (17 to validation: 16 failing, 12 right at top-1, 5 of 7
 # naming an entry right first, 3 unrecognised; 1 clean, not alarming), measured with the twelfth
 # round's kb: top-1 126/154 (0.818), entry first 52/69 (0.754), unrecognised 14; with the
-# thirteenth round's kb: 127/154 (0.825), 52/69, 13.
-VALIDATION_FLOOR = {"top1": 0.82, "entry_first": 0.75, "unrecognised_max": 13, "false_positives_max": 0}
+# thirteenth round's kb: 127/154 (0.825), 52/69, 13. And the fourteenth round's 46 threads (16
+# to validation: 14 failing, 8 right at top-1, 4 of 8 naming an entry right first, 4
+# unrecognised; 2 clean, not alarming), measured with the thirteenth round's kb: top-1 135/168
+# (0.804), entry first 56/77 (0.727), unrecognised 17; the fourteenth round's kb changes left
+# those figures unchanged.
+VALIDATION_FLOOR = {"top1": 0.80, "entry_first": 0.72, "unrecognised_max": 17, "false_positives_max": 0}
 
 
 @sweep_of_the_real_logs
@@ -106,7 +110,7 @@ def test_validation_split_does_not_fall_below_what_was_measured(rows):
 # "0 nothing recognised for logs with an error line of a known family" (the issue's promise),
 # with the family lines recognised by the script's own KNOWN_FAMILY_LINES, written from the
 # issue's list and independent of the kb's signatures. Measured (docs/explain-accuracy.md):
-# dev 0 of 124, validation 0 of 78 such logs unrecognised.
+# dev 0 of 129, validation 0 of 80 such logs unrecognised.
 KNOWN_FAMILY_UNRECOGNISED_MAX = {"dev": 0, "validation": 0}
 
 
@@ -163,7 +167,11 @@ def test_dev_split_shrugs_only_where_no_error_line_is_shown(rows):
     # The thirteenth round adds three: another torch.cuda.is_available() printing False (two
     # visibility variables masking every GPU), a rocminfo fragment whose thread names the missing
     # code object only in its title, and a launcher's "llama-server failed to start".
-    assert shrugged == ["config-risk--llamacpp-rocm-96.log", "config-risk--swarmui-565.log",
+    # The fourteenth round adds three: amd-smi's own "driver not initialized" where amdgpu is
+    # built into the kernel, the kernel ignoring two module parameters, and an application's
+    # own "no usable HIP accelerator" after it set the visibility variables itself.
+    assert shrugged == ["config-risk--amdsmi-172.log", "config-risk--llamacpp-rocm-96.log",
+                        "config-risk--swarmui-565.log", "config-risk--tunaos-103.log", "config-risk--unsloth-6118.log",
                         "install-mismatch--howto-7900xtx-win-rocm-4.log", "install-mismatch--nixpkgs-530702.log",
                         "kernel-driver-fault--rocm-5444.log", "missing-code-object--rocminstaller-6.log",
                         "rocblas-missing-arch--ollama-2870.log", "rocblas-missing-arch--tensorflow-upstream-2629.log",

@@ -1128,12 +1128,14 @@ def target_and_config_logs():
 
 
 def backend_and_trace_logs():
-    """Logs for the signatures of issue 13's twelfth and thirteenth rounds (each from a dev row of
+    """Logs for the signatures of issue 13's twelfth to fourteenth rounds (each from a dev row of
     the real corpus, named in the entry's comments): CPU-only LLM runtimes, Triton's backends, the
     runtime's code-object trace and fatal checks, hipBLASLt's lazy loading, CK's MFMA kernels,
     PyTorch's SDPA selector, TensorFlow's target check, ROCm 7's private system libraries; HIP
     samples' error check, gdb backtraces through the HIP runtime, an elided memory fault, dkms
-    with amdgpu only added. Each line is the printing program's format, filled in."""
+    with amdgpu only added; MIOpen's db directory, clang without device libraries, PSP firmware
+    loads, LLVM lowering an intrinsic the target lacks. Each line is the printing program's format,
+    filled in."""
     logs = []
 
     log = Log("install-mismatch-cpu-only-runtime.log", first="app-cpu-only-build",
@@ -1230,6 +1232,29 @@ def backend_and_trace_logs():
     log.add("$ dkms status")
     log.hit(["amdgpu-dkms-build-failed"], "amdgpu, 1.9-307: added")
     log.hit(["amdgpu-dkms-build-failed"], "amdgpu/6.3.6-1697589.22.04: added")
+    logs.append(log)
+
+    log = Log("miopen-failure-db-directory.log", first="miopen-user-db-unusable",
+              note="MIOpen's text database warning that its directory cannot be created")
+    log.hit(["miopen-user-db-unusable"], 'MIOpen(HIP): Warning [PlainTextDb] Unable to create a directory: '
+            '"/scratch/job-81234/miopen/config"')
+    logs.append(log)
+
+    log = Log("install-mismatch-device-libs.log", first="hip-toolchain-incomplete",
+              note="clang's error without the rest of its sentence, as a build log shows it")
+    log.hit(["hip-toolchain-incomplete"], "clang++: error: cannot find ROCm device library")
+    logs.append(log)
+
+    log = Log("kernel-driver-fault-psp-firmware.log", first="family-amdgpu-kernel-error",
+              note="the PSP refusing firmware blocks while amdgpu initialises")
+    log.hit(["family-amdgpu-kernel-error"], "[    5.104220] amdgpu 0000:03:00.0: amdgpu: failed to load ucode SMC(0x32)")
+    log.hit(["family-amdgpu-kernel-error"], "[    5.110931] amdgpu 0000:03:00.0: amdgpu: psp gfx command LOAD_IP_FW(0x6) "
+            "failed and response status is (0x80000306)")
+    logs.append(log)
+
+    log = Log("unsupported-gpu-llvm-intrinsic.log", first="compiler-target-unknown",
+              note="LLVM lowering a dot instruction the target lacks (Triton, bf16 on RDNA2)")
+    log.hit(["compiler-target-unknown"], "LLVM ERROR: Cannot select: intrinsic %llvm.amdgcn.fdot2.bf16.bf16")
     logs.append(log)
 
     log = Log("install-mismatch-rocm-sysdeps.log", first="rocm-library-load-failed",
