@@ -2,6 +2,9 @@
 // into a SignatureSet and scanned over the same log, fastest of three runs each, against a
 // set with no signature at all (the floor: reading and counting lines). For kb authors
 // deciding between two ways of writing a pattern; figures in docs/PERFORMANCE.md.
+// A pattern's cost alone is not what it adds to the whole set, where Hyperscan shares one literal
+// matcher among all of them: bench/kb_pattern_cost.py measures that (each pattern left out in
+// turn, instructions under callgrind), and is what found issue 13's expensive patterns.
 //
 //   build-release/bench/signature_cost kb/ /tmp/rmcp-explain-bench-1024M.log [TOP]
 #include "explain/matcher.hpp"
