@@ -74,15 +74,20 @@ std::optional<std::int64_t> parse_i64(std::string_view s) {
     return negative ? -v : v;
 }
 
-namespace {
-
-// The vector loop of count_byte: 32-byte blocks with per-lane byte counters, summed every 255
-// blocks before they can overflow (GCC/Clang vector extension). Always inlined, so that each
-// clone of count_byte compiles it for its own target: one AVX2 register per block in the AVX2
-// clone, two SSE2 registers in the x86-64 baseline, NEON on arm64.
-[[gnu::always_inline]] inline std::size_t count_byte_blocks(const char*& p, std::size_t& n, char c) {
+// Counting '\n' runs over every byte `explain` and `run` read, next to the Hyperscan scan. On
+// x86-64 with GCC the function is compiled twice (target_clones) and the loader picks the AVX2
+// clone where the CPU has it (docs/PERFORMANCE.md, issue 13): one 32-byte vector is one AVX2
+// register there and two SSE2 registers in the baseline; NEON on arm64. GCC/Clang vector
+// extension; per-lane counters are bytes, so at most 255 blocks are added before summing them.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("avx2", "default")))
+#endif
+std::size_t
+count_byte(std::string_view s, char c) {
     using Bytes = unsigned char __attribute__((vector_size(32)));
     const Bytes needle = Bytes{} + static_cast<unsigned char>(c);
+    const char* p = s.data();
+    std::size_t n = s.size();
     std::size_t total = 0;
     while (n >= sizeof(Bytes)) {
         const std::size_t blocks = std::min<std::size_t>(n / sizeof(Bytes), 255);
@@ -95,22 +100,6 @@ namespace {
         n -= blocks * sizeof(Bytes);
         for (std::size_t k = 0; k < sizeof(Bytes); ++k) total += counts[k];
     }
-    return total;
-}
-
-}  // namespace
-
-// Counting '\n' runs over every byte `explain` and `run` read, next to the Hyperscan scan: on
-// x86-64 with GCC an AVX2 clone is chosen at load time where the CPU has it (target_clones;
-// docs/PERFORMANCE.md, issue 13), the SSE2 baseline otherwise.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-__attribute__((target_clones("avx2", "default")))
-#endif
-std::size_t
-count_byte(std::string_view s, char c) {
-    const char* p = s.data();
-    std::size_t n = s.size();
-    const std::size_t total = count_byte_blocks(p, n, c);
     return total + static_cast<std::size_t>(std::count(p, p + n, c));
 }
 
