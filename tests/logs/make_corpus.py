@@ -1128,14 +1128,15 @@ def target_and_config_logs():
 
 
 def backend_and_trace_logs():
-    """Logs for the signatures of issue 13's twelfth to fourteenth rounds (each from a dev row of
+    """Logs for the signatures of issue 13's twelfth to fifteenth rounds (each from a dev row of
     the real corpus, named in the entry's comments): CPU-only LLM runtimes, Triton's backends, the
     runtime's code-object trace and fatal checks, hipBLASLt's lazy loading, CK's MFMA kernels,
     PyTorch's SDPA selector, TensorFlow's target check, ROCm 7's private system libraries; HIP
     samples' error check, gdb backtraces through the HIP runtime, an elided memory fault, dkms
     with amdgpu only added; MIOpen's db directory, clang without device libraries, PSP firmware
-    loads, LLVM lowering an intrinsic the target lacks. Each line is the printing program's format,
-    filled in."""
+    loads, LLVM lowering an intrinsic the target lacks; from the fifteenth round, the runtime naming
+    the library without the target, amdgpu's resume after a reset, the assembler and Tensile refusing
+    a target, pip's companion conflict. Each line is the printing program's format, filled in."""
     logs = []
 
     log = Log("install-mismatch-cpu-only-runtime.log", first="app-cpu-only-build",
@@ -1262,6 +1263,40 @@ def backend_and_trace_logs():
     log.add("Traceback (most recent call last):", '  File "<string>", line 1, in <module>')
     log.hit(["rocm-library-load-failed"], "ImportError: librocm_sysdeps_libelf.so.1: cannot open shared object "
             "file: No such file or directory")
+    logs.append(log)
+
+    log = Log("missing-code-object-fatbin-library.log", first="library-missing-target",
+              note="AMD_LOG_LEVEL=1: the runtime names the library whose bundle lacks the device's target")
+    log.hit(["library-missing-target"], ":1:hip_fatbin.cpp           :255 : 0412230011 us: [pid:2231  "
+            "tid:0x7f51d2c4e740] Cannot find CO in the bundle /opt/rocm-6.3.1/lib/librocsolver.so.0.3 for ISA: "
+            "amdgcn-amd-amdhsa--gfx1032")
+    log.add(":1:hip_fatbin.cpp           :109 : 0412230019 us: [pid:2231  tid:0x7f51d2c4e740] Missing CO for these "
+            "ISAs - ")
+    logs.append(log)
+
+    log = Log("gpu-hang-reset-resume.log", first="gpu-hang-ring-timeout",
+              note="shader errors, then a full reset; only amdgpu's resume line says the GPU was reset")
+    log.add("[ 1832.440117] amdgpu 0000:0b:00.0: amdgpu: sq_intr: error, detail 0x00000000, type 2, sh 1, priv 1, "
+            "wave_id 7, simd_id 1, wgp_id 2")
+    log.add("[ 1833.020554] amdgpu 0000:0b:00.0: amdgpu: MODE1 reset")
+    log.hit(["gpu-hang-ring-timeout"], "[ 1833.210906] amdgpu 0000:0b:00.0: amdgpu: GPU reset succeeded, trying to "
+            "resume")
+    logs.append(log)
+
+    log = Log("unsupported-gpu-asm-tensile.log", first="compiler-target-unknown",
+              note="the assembler refusing an instruction the target lacks; Tensile refusing a target it does not know")
+    log.hit(["compiler-target-unknown"], "/build/csrc/kernels/reduce.hip:211:13: error: instruction not supported on "
+            "this GPU")
+    log.add(*[""] * 12)
+    log.hit(["compiler-target-unknown"], "Tensile::FATAL: Architecture gfx1036 not supported")
+    logs.append(log)
+
+    log = Log("install-mismatch-pip-companion.log", first="torch-companion-mismatch",
+              note="pip's resolver after a ROCm torch replaced the one torchaudio was built for")
+    log.add("ERROR: pip's dependency resolver does not currently take into account all the packages that are "
+            "installed. This behaviour is the source of the following dependency conflicts.")
+    log.hit(["torch-companion-mismatch"], "torchaudio 2.4.1 requires torch==2.4.1, but you have torch 2.5.0+rocm6.2 "
+            "which is incompatible.")
     logs.append(log)
     return logs
 
