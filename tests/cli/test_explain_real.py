@@ -67,8 +67,8 @@ def rows(rmcp):
 
 # The promise (issue "Diagnose the real world"): on the validation split, >= 95% top-1
 # category, >= 85% right entry first, no failing log unrecognised, no clean log alarming.
-# Measured now (docs/explain-accuracy.md): 80.4% top-1 (135/168), 72.7% entry first (56/77),
-# 17 of 168 unrecognised, 0 of 13 clean logs alarming: the top-1, entry-first and "unrecognised"
+# Measured now (docs/explain-accuracy.md): 77.7% top-1 (143/184), 70.6% entry first (60/85),
+# 21 of 184 unrecognised, 0 of 14 clean logs alarming: the top-1, entry-first and "unrecognised"
 # promises are not met yet. This test holds the validation split to what is measured, so that a kb change
 # cannot make it worse unnoticed; the thresholds move up as the kb improves, never down for a
 # kb change. They moved down once, for data: issue 13's eighth round added 25 threads, 7 of
@@ -93,8 +93,14 @@ def rows(rmcp):
 # to validation: 14 failing, 8 right at top-1, 4 of 8 naming an entry right first, 4
 # unrecognised; 1 clean, not alarming), measured with the thirteenth round's kb: top-1 135/168
 # (0.804), entry first 56/77 (0.727), unrecognised 17; the fourteenth round's kb changes left
-# those figures unchanged.
-VALIDATION_FLOOR = {"top1": 0.80, "entry_first": 0.72, "unrecognised_max": 17, "false_positives_max": 0}
+# those figures unchanged. And the fifteenth round's 38 threads (10 failing validation rows, 5
+# right at top-1, 2 of 4 naming an entry right first, 3 unrecognised; 1 clean, not alarming),
+# measured with the fourteenth round's kb: top-1 140/178 (0.787), entry first 58/81 (0.716),
+# unrecognised 20; the fifteenth round's kb changes left them unchanged. And the sixteenth
+# round's 14 threads (6 failing validation rows, 3 right at top-1, 2 of 4 naming an entry right
+# first, 1 unrecognised), measured with the fifteenth round's kb: top-1 143/184 (0.777), entry
+# first 60/85 (0.706), unrecognised 21.
+VALIDATION_FLOOR = {"top1": 0.77, "entry_first": 0.70, "unrecognised_max": 21, "false_positives_max": 0}
 
 
 @sweep_of_the_real_logs
@@ -110,7 +116,7 @@ def test_validation_split_does_not_fall_below_what_was_measured(rows):
 # "0 nothing recognised for logs with an error line of a known family" (the issue's promise),
 # with the family lines recognised by the script's own KNOWN_FAMILY_LINES, written from the
 # issue's list and independent of the kb's signatures. Measured (docs/explain-accuracy.md):
-# dev 0 of 129, validation 0 of 80 such logs unrecognised.
+# dev 0 of 137, validation 0 of 87 such logs unrecognised.
 KNOWN_FAMILY_UNRECOGNISED_MAX = {"dev": 0, "validation": 0}
 
 
@@ -170,12 +176,18 @@ def test_dev_split_shrugs_only_where_no_error_line_is_shown(rows):
     # The fourteenth round adds three: amd-smi's own "driver not initialized" where amdgpu is
     # built into the kernel, the kernel ignoring two module parameters, and an application's
     # own "no usable HIP accelerator" after it set the visibility variables itself.
+    # The fifteenth round adds two: a TensorFlow "stack smashing detected" abort right after
+    # libamdhip64 loads (no ROCm message at all), and a Windows report listing amdgpu-arch's
+    # gfx1036 next to the RX 6800 XT (the iGPU picked; nothing failed in the excerpt). The
+    # sixteenth adds one: a single py-spy frame of a process waiting in ROCr's
+    # InterruptSignal::WaitRelaxed (a lost completion interrupt; a wait, not an error line).
     assert shrugged == ["config-risk--amdsmi-172.log", "config-risk--llamacpp-rocm-96.log",
-                        "config-risk--swarmui-565.log", "config-risk--tunaos-103.log", "config-risk--unsloth-6118.log",
+                        "config-risk--rocm-4390.log", "config-risk--swarmui-565.log", "config-risk--tunaos-103.log",
+                        "config-risk--unsloth-6118.log", "gpu-hang--rocm-6530.log",
                         "install-mismatch--howto-7900xtx-win-rocm-4.log", "install-mismatch--nixpkgs-530702.log",
-                        "kernel-driver-fault--rocm-5444.log", "missing-code-object--rocminstaller-6.log",
-                        "rocblas-missing-arch--ollama-2870.log", "rocblas-missing-arch--tensorflow-upstream-2629.log",
-                        "unsupported-gpu--rocm-5121.log"], shrugged
+                        "install-mismatch--tensorflow-upstream-1196.log", "kernel-driver-fault--rocm-5444.log",
+                        "missing-code-object--rocminstaller-6.log", "rocblas-missing-arch--ollama-2870.log",
+                        "rocblas-missing-arch--tensorflow-upstream-2629.log", "unsupported-gpu--rocm-5121.log"], shrugged
 
 
 @sweep_of_the_real_logs
