@@ -67,7 +67,7 @@ def rows(rmcp):
 
 # The promise (issue "Diagnose the real world"): on the validation split, >= 95% top-1
 # category, >= 85% right entry first, no failing log unrecognised, no clean log alarming.
-# Measured now (docs/explain-accuracy.md): 77.7% top-1 (143/184), 70.6% entry first (60/85),
+# Measured now (docs/explain-accuracy.md): 78.3% top-1 (144/184), 71.8% entry first (61/85),
 # 21 of 184 unrecognised, 0 of 14 clean logs alarming: the top-1, entry-first and "unrecognised"
 # promises are not met yet. This test holds the validation split to what is measured, so that a kb change
 # cannot make it worse unnoticed; the thresholds move up as the kb improves, never down for a
@@ -99,8 +99,10 @@ def rows(rmcp):
 # unrecognised 20; the fifteenth round's kb changes left them unchanged. And the sixteenth
 # round's 14 threads (6 failing validation rows, 3 right at top-1, 2 of 4 naming an entry right
 # first, 1 unrecognised), measured with the fifteenth round's kb: top-1 143/184 (0.777), entry
-# first 60/85 (0.706), unrecognised 21.
-VALIDATION_FLOOR = {"top1": 0.77, "entry_first": 0.70, "unrecognised_max": 21, "false_positives_max": 0}
+# first 60/85 (0.706), unrecognised 21. Reading gfx1036 in rocBLAS's message as the iGPU (a
+# hardware fact, written from dev rows) then gave 144/184 (0.783) and 61/85 (0.718): the floor
+# moved up with it.
+VALIDATION_FLOOR = {"top1": 0.78, "entry_first": 0.71, "unrecognised_max": 21, "false_positives_max": 0}
 
 
 @sweep_of_the_real_logs

@@ -65,6 +65,7 @@ CATEGORY = {  # entry id -> category, as the knowledge base files say (checked b
     "cuda-build-path-on-rocm": "install-mismatch",
     "compiler-target-unknown": "unsupported-gpu",
     "torch-companion-mismatch": "install-mismatch",
+    "igpu-selected": "config-risk",
     "visible-devices-misnumbered": "config-risk",
     "alloc-conf-invalid": "config-risk",
     "miopen-kernel-build-failed": "miopen-failure",
@@ -1136,7 +1137,8 @@ def backend_and_trace_logs():
     with amdgpu only added; MIOpen's db directory, clang without device libraries, PSP firmware
     loads, LLVM lowering an intrinsic the target lacks; from the fifteenth round, the runtime naming
     the library without the target, amdgpu's resume after a reset, the assembler and Tensile refusing
-    a target, pip's companion conflict. Each line is the printing program's format, filled in."""
+    a target, pip's companion conflict, rocBLAS running on the gfx1036 iGPU. Each line is the printing
+    program's format, filled in."""
     logs = []
 
     log = Log("install-mismatch-cpu-only-runtime.log", first="app-cpu-only-build",
@@ -1297,6 +1299,15 @@ def backend_and_trace_logs():
             "installed. This behaviour is the source of the following dependency conflicts.")
     log.hit(["torch-companion-mismatch"], "torchaudio 2.4.1 requires torch==2.4.1, but you have torch 2.5.0+rocm6.2 "
             "which is incompatible.")
+    logs.append(log)
+
+    log = Log("config-risk-igpu-rocblas.log", first="igpu-selected",
+              note="rocBLAS running on gfx1036, the desktop Ryzen iGPU, instead of the discrete GPU")
+    log.add("ggml_cuda_init: found 2 ROCm devices:")
+    log.hit(["igpu-selected", "rocblas-no-kernels-for-target"], "rocBLAS error: Cannot read /opt/rocm-6.2.1/lib/"
+            "rocblas/library/TensileLibrary.dat: Illegal seek for GPU arch : gfx1036")
+    log.add(" List of available TensileLibrary Files : ")
+    log.add('"/opt/rocm-6.2.1/lib/rocblas/library/TensileLibrary_lazy_gfx1100.dat"')
     logs.append(log)
     return logs
 
