@@ -180,11 +180,12 @@ def test_dev_split_shrugs_only_where_no_error_line_is_shown(rows):
     # own "no usable HIP accelerator" after it set the visibility variables itself.
     # The fifteenth round adds two: a TensorFlow "stack smashing detected" abort right after
     # libamdhip64 loads (no ROCm message at all), and a Windows report listing amdgpu-arch's
-    # gfx1036 next to the RX 6800 XT (the iGPU picked; nothing failed in the excerpt). The
-    # sixteenth adds one: a single py-spy frame of a process waiting in ROCr's
+    # gfx1036 next to the RX 6800 XT (the iGPU picked; nothing failed in the excerpt), which left
+    # the list again once the report reader took amdgpu-arch's output (its gfx1036 raises
+    # rdna2-no-override, a critical entry, from the report's facts). The sixteenth adds one: a single py-spy frame of a process waiting in ROCr's
     # InterruptSignal::WaitRelaxed (a lost completion interrupt; a wait, not an error line).
     assert shrugged == ["config-risk--amdsmi-172.log", "config-risk--llamacpp-rocm-96.log",
-                        "config-risk--rocm-4390.log", "config-risk--swarmui-565.log", "config-risk--tunaos-103.log",
+                        "config-risk--swarmui-565.log", "config-risk--tunaos-103.log",
                         "config-risk--unsloth-6118.log", "gpu-hang--rocm-6530.log",
                         "install-mismatch--howto-7900xtx-win-rocm-4.log", "install-mismatch--nixpkgs-530702.log",
                         "install-mismatch--tensorflow-upstream-1196.log", "kernel-driver-fault--rocm-5444.log",

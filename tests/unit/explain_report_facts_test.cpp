@@ -306,5 +306,64 @@ TEST(ReportFacts, AShownTargetThatIsNotTheProductsImpliesAnOverride) {
     EXPECT_NE(doc["gpus"][1]["override"]["variable"].get<std::string>().find("implied"), std::string::npos);
 }
 
+TEST(ReportFacts, ComfyUiStartupLines) {
+    // ComfyUI prints gcnArchName, torch.version.hip's major and minor, and the device's name.
+    const auto f = read("pytorch version: 2.6.0+rocm6.2.4\nAMD arch: gfx1100\nROCm version: (6, 2)\n"
+                        "Set vram state to: NORMAL_VRAM\nDevice: cuda:0 AMD Radeon RX 7900 XTX : native\n");
+    ASSERT_EQ(f.gpus.size(), 1U);
+    EXPECT_EQ(f.gpus[0].gfx_target, "gfx1100");
+    EXPECT_EQ(f.gpus[0].marketing_name, "AMD Radeon RX 7900 XTX");
+    EXPECT_EQ(f.gpus[0].source, "ComfyUI");
+    EXPECT_EQ(f.torch_version, "2.6.0+rocm6.2.4");
+    EXPECT_EQ(f.torch_hip_version, "6.2");
+    EXPECT_FALSE(f.rocm_version);  // ComfyUI's "ROCm version" is the wheel's HIP, not the install
+    // (6, -1): ComfyUI could not read torch.version.hip.
+    EXPECT_FALSE(read("ROCm version: (6, -1)\n").torch_hip_version);
+}
+
+TEST(ReportFacts, PythonPrintsOfTorchVersions) {
+    const auto one_line = read("$ python3 -c 'import torch; print(torch.__version__, torch.version.hip)'\n"
+                               "2.5.1+rocm6.2 6.2.41133-dd7f95766\n");
+    EXPECT_EQ(one_line.torch_version, "2.5.1+rocm6.2");
+    EXPECT_EQ(one_line.torch_hip_version, "6.2.41133-dd7f95766");
+    // The REPL echoes strings quoted.
+    const auto repl = read(">>> import torch\n>>> torch.__version__\n'2.1.0a0'\n>>> torch.version.hip\n"
+                           "'5.6.31061-8c743ae5d'\n");
+    EXPECT_EQ(repl.torch_version, "2.1.0a0");
+    EXPECT_EQ(repl.torch_hip_version, "5.6.31061-8c743ae5d");
+    // Source code that mentions the attribute is not its output.
+    const auto code = read("if torch.__version__ >= \"2.0\":\n    model = torch.compile(model)\n");
+    EXPECT_FALSE(code.torch_version);
+    // A sentence that starts with a version is not the print either.
+    EXPECT_FALSE(read("2.3.0+rocm6.0 works but 2.4.0+rocm6.1 does not\n").torch_version);
+}
+
+TEST(ReportFacts, CommandsWhoseNextLineIsAVersion) {
+    const auto f = read("$ cat /opt/rocm/.info/version\n6.3.1-48\n$ uname -r\n6.11.0-19-generic\n");
+    EXPECT_EQ(f.rocm_version, "6.3.1");
+    EXPECT_EQ(f.kernel_release, "6.11.0-19-generic");
+    EXPECT_EQ(read("$ hipconfig --version\n6.3.42131-fa1d09cbd\n").rocm_version, "6.3");
+    EXPECT_EQ(read("$ hipconfig\nHIP version  : 5.7.31921-d1770ee1b\n").rocm_version, "5.7");
+    // An error instead of the version says nothing.
+    EXPECT_FALSE(
+        read("$ cat /opt/rocm/.info/version\ncat: /opt/rocm/.info/version: No such file or directory\n").rocm_version);
+}
+
+TEST(ReportFacts, AgentEnumeratorsListOneTargetPerLine) {
+    const auto f = read("$ rocm_agent_enumerator\ngfx000\ngfx1036\ngfx1101\n$ echo done\n");
+    ASSERT_EQ(f.gpus.size(), 2U);  // gfx000 is the CPU agent
+    EXPECT_EQ(f.gpus[0].gfx_target, "gfx1036");
+    EXPECT_EQ(f.gpus[1].gfx_target, "gfx1101");
+    EXPECT_EQ(f.gpus[1].source, "rocm_agent_enumerator");
+    const auto g = read("$ amdgpu-arch\ngfx1201:sramecc-\nerror: something else\ngfx1100\n");
+    ASSERT_EQ(g.gpus.size(), 1U);  // the list ends at the first other line
+    EXPECT_EQ(g.gpus[0].gfx_target, "gfx1201");
+    // rocminfo lists the same agents with their names: it wins.
+    const std::string both = "$ rocm_agent_enumerator\ngfx000\ngfx1100\n" + std::string(k_rocminfo_two_gpus);
+    const auto h = read(both);
+    ASSERT_EQ(h.gpus.size(), 2U);
+    EXPECT_EQ(h.gpus[0].source, "rocminfo");
+}
+
 }  // namespace
 }  // namespace rmcp::explain

@@ -44,6 +44,12 @@ enum class Probe : std::size_t {
     gpu_field,        // issue template "### GPU" + value, "GPU: AMD Radeon RX 7600 XT", "Device: AMD Radeon 8060S"
     radv,             // Vulkan (RADV): "GPU id = 0 (AMD Radeon AI PRO R9700 (RADV GFX1201))": the chip itself
     kernel_field,     // "Kernel: 6.5.0-28-generic", "Arch Linux (Linux 6.19.12-arch1-1)"
+    comfy_arch,       // ComfyUI: "AMD arch: gfx1151" (gcnArchName of its device)
+    comfy_device,     // ComfyUI: "Device: cuda:0 AMD Radeon RX 7900 XTX : native"
+    torch_print,      // print(torch.__version__): "2.3.0+rocm6.0" (then torch.version.hip, if printed too)
+    version_command,  // a command whose next lines are a version: cat /opt/rocm/.info/version, uname -r,
+                      // hipconfig --version, print(torch.version.hip)
+    agent_list,       // rocm_agent_enumerator / amdgpu-arch / offload-arch, then one target per line
     count
 };
 
@@ -78,12 +84,42 @@ const std::vector<LineProbe>& probes() {
          3},
         {R"(\(RADV GFX[0-9A-F]{3,4}(_R\d+)?\))", 0},
         {R"((?i)(\bkernel( version| release)?\s*[:=]\s*v?\d+\.\d+\.\d+|\(Linux \d+\.\d+\.\d+))", 0},
+        {R"(^AMD arch: gfx[0-9a-f]+)", 0},
+        {R"(^Device: cuda:\d+ [^\n]+ : (native|cudaMallocAsync))", 0},
+        {R"(^[\s>]*\d+\.\d+\.\d+[a-z0-9.]*\+rocm\d+\.\d+)", 1},
+        {R"(\.info/version\b|\buname -r\b|\bhipconfig( +(--version|-v|--full))?\s*$|torch\.version\.hip\b|torch\.__version__)",
+         4},
+        {R"(\b(rocm_agent_enumerator|amdgpu-arch|offload-arch)\b[^\n]*$)", 8},
     };
     return k_probes;
 }
 
 // Source ranks for GPUs: the most complete per-agent list wins.
-enum GpuRank { k_rocminfo = 0, k_amdsmi, k_rocmsmi, k_radv, k_collect_env, k_torch, k_ollama, k_template };
+enum GpuRank {
+    k_rocminfo = 0,
+    k_amdsmi,
+    k_rocmsmi,
+    k_radv,
+    k_agent_list,
+    k_collect_env,
+    k_torch,
+    k_ollama,
+    k_template
+};
+
+// A value as the Python REPL echoes it: '2.0.0a0' → 2.0.0a0.
+std::string_view unquoted(std::string_view text) {
+    text = trim(text);
+    if (text.size() >= 2 && (text.front() == '\'' || text.front() == '"') && text.back() == text.front())
+        text = text.substr(1, text.size() - 2);
+    return text;
+}
+
+// The HIP runtime's own version format ("6.0.32830-d62f6a171"): torch.version.hip, hipconfig.
+bool is_hip_version(std::string_view text) {
+    static const std::regex re(R"(^\d+\.\d+\.\d{5}(-[0-9a-f]+)?$)");
+    return std::regex_match(text.begin(), text.end(), re);
+}
 
 std::optional<std::string> first_match(const std::string& text, const std::regex& re, std::size_t group = 1) {
     std::smatch m;
@@ -267,6 +303,13 @@ void ReportReader::add(const std::string& input, const ProbeHit& hit) {
         break;
     }
     case Probe::rocm_field: {
+        // ComfyUI: "ROCm version: (6, 4)" is torch.version.hip's major and minor ((6, -1) when
+        // unknown): the HIP the wheel was built with, not the installed ROCm.
+        static const std::regex comfy_re(R"(^ROCm version: \((\d+), (\d+)\)\s*$)");
+        if (std::smatch m; std::regex_match(line, m, comfy_re)) {
+            version("torch_hip", 3, m[1].str() + "." + m[2].str());
+            break;
+        }
         static const std::regex re(R"([Rr][Oo][Cc][Mm] [Vv]ersion\W*(.*))");
         auto rest = first_match(line, re).value_or("");
         std::optional<std::string> v = leading_version(rest);
@@ -376,6 +419,90 @@ void ReportReader::add(const std::string& input, const ProbeHit& hit) {
         for (std::size_t k = 1; name.empty() && k < hit.lines.size(); ++k) name = std::string(after(k));
         // Only a name the product table knows says which chip it is.
         if (gfx_for_marketing_name(name)) gpu_line(input, k_template, "issue template", "", name, false);
+        break;
+    }
+    case Probe::comfy_arch:
+        // ComfyUI prints gcnArchName: the target the runtime shows (an override changes it).
+        if (auto gfx = first_match(line, gfx_re)) gpu_line(input, k_torch, "ComfyUI", *gfx, "", false);
+        break;
+    case Probe::comfy_device: {
+        // "Device: cuda:0 <torch.cuda.get_device_name()> : <allocator>": the name of the device
+        // whose "AMD arch" line came just before.
+        static const std::regex re(R"(Device: cuda:\d+ (.+) : (?:native|cudaMallocAsync))");
+        const auto name = first_match(line, re).value_or("");
+        if (name.empty()) break;
+        if (!m_gpus.empty() && m_gpus.back().source == "ComfyUI" && m_gpus.back().input == input &&
+            m_gpus.back().marketing_name.empty())
+            m_gpus.back().marketing_name = printable(name);
+        else if (gfx_for_marketing_name(name)) gpu_line(input, k_torch, "ComfyUI", "", name, false);
+        break;
+    }
+    case Probe::torch_print: {
+        // "2.3.0+rocm6.0", alone or with torch.version.hip after it on the line.
+        static const std::regex re(R"(^[\s>]*(\S+)(?:[ \t]+(\S+))?\s*$)");
+        std::smatch m;
+        if (!std::regex_match(line, m, re)) break;  // more words: a sentence that starts with a version
+        version("torch", 3, m[1].str());
+        if (m[2].matched && is_hip_version(m[2].str())) version("torch_hip", 2, m[2].str());
+        break;
+    }
+    case Probe::version_command: {
+        // What the command prints on the lines after it, when it is a version in the form that
+        // command prints; anything else (prose, an error, source code) says nothing. The Python
+        // REPL echoes strings quoted ('2.0.0a0').
+        std::vector<std::string_view> out;
+        for (std::size_t k = 1; k < hit.lines.size(); ++k)
+            if (!after(k).empty()) out.push_back(unquoted(after(k)));
+        const std::string_view next = out.empty() ? std::string_view{} : out.front();
+        const bool torch_hip = line.find("torch.version.hip") != std::string::npos;
+        const bool torch_ver = line.find("torch.__version__") != std::string::npos;
+        if (torch_hip || torch_ver) {
+            // One value per line, or both on one line (print(torch.__version__, torch.version.hip)).
+            static const std::regex torch_re(R"(^\d+\.\d+(\.\d+)?[a-z0-9.+]*$)");
+            bool have_torch = !torch_ver;
+            for (const auto row : out) {
+                bool used = false;
+                for (const auto word : split(row, ' ')) {
+                    const auto w = unquoted(word);
+                    if (torch_hip && is_hip_version(w)) {
+                        version("torch_hip", 2, std::string(w));
+                        used = true;
+                    } else if (!have_torch && std::regex_match(w.begin(), w.end(), torch_re)) {
+                        version("torch", 3, std::string(w));
+                        have_torch = used = true;
+                    }
+                }
+                if (!used) break;  // the output ends at the first line that is not a version
+            }
+        } else if (line.find(".info/version") != std::string::npos) {
+            static const std::regex re(R"(^\d+\.\d+\.\d+(-\d+)?$)");
+            if (std::regex_match(next.begin(), next.end(), re)) version("rocm", 2, *leading_version(next));
+        } else if (line.find("uname -r") != std::string::npos) {
+            static const std::regex re(R"(^\d+\.\d+\.\d+[A-Za-z0-9_.+~-]*$)");
+            if (std::regex_match(next.begin(), next.end(), re)) version("kernel", 1, std::string(next));
+        } else {
+            // hipconfig --version prints the version alone, hipconfig --full and plain hipconfig
+            // "HIP version  : ..." first. HIP's version is the ROCm release's: 6.0.32830 is ROCm 6.0.
+            std::string_view v = next;
+            if (v.starts_with("HIP version"))
+                v = trim(v.substr(v.find(':') == std::string_view::npos ? v.size() : v.find(':') + 1));
+            if (is_hip_version(v)) version("rocm", 4, std::string(v.substr(0, v.find('.', v.find('.') + 1))));
+        }
+        break;
+    }
+    case Probe::agent_list: {
+        // One target per line (rocm_agent_enumerator adds gfx000 for the CPU); the list ends
+        // at the first other line.
+        static const std::regex re(R"(^(gfx[0-9a-f]{3,4})(:[a-z+:-]*)?$)");
+        const std::string source = line.find("rocm_agent_enumerator") != std::string::npos ? "rocm_agent_enumerator"
+                                   : line.find("offload-arch") != std::string::npos        ? "offload-arch"
+                                                                                           : "amdgpu-arch";
+        for (std::size_t k = 1; k < hit.lines.size(); ++k) {
+            const std::string row(after(k));
+            std::smatch m;
+            if (!std::regex_match(row, m, re)) break;
+            if (m[1].str() != "gfx000") gpu_line(input, k_agent_list, source, m[1].str(), "", false);
+        }
         break;
     }
     case Probe::count: break;
