@@ -284,3 +284,29 @@ def test_report_without_a_failure_or_a_critical_state_stays_clean(rmcp, tmp_path
     log.write_text(report)
     _, out = explain_json(rmcp, log, check=1)
     assert out["problems"] == []
+
+
+# Issue 13, fifteenth round: a report's GPU targets say which GPU is integrated (LLVM's processor
+# table), so an iGPU listed next to a discrete GPU raises the visibility entries for the reporter.
+IGPU_NEXT_TO_DGPU = """\
+RuntimeError: HIP error: invalid device function
+$ rocm_agent_enumerator
+gfx000
+gfx1100
+gfx1036
+"""
+
+
+def test_report_with_an_igpu_next_to_a_dgpu_names_the_visibility_risk(rmcp, tmp_path):
+    log = tmp_path / "report.txt"
+    log.write_text(IGPU_NEXT_TO_DGPU)
+    _, out = explain_json(rmcp, log, check=0)
+    assert out["facts_source"] == "report"
+    assert [g["gfx_target"] for g in out["report_facts"]["gpus"]] == ["gfx1100", "gfx1036"]
+    by_id = {p["id"]: p for p in out["problems"]}
+    assert out["problems"][0]["id"] == "hip-invalid-device-function"  # the failure the log shows comes first
+    assert by_id["igpu-selected"]["facts_only"] is True
+    # With the iGPU hidden the setting is no longer a risk.
+    log.write_text("export ROCR_VISIBLE_DEVICES=0\n" + IGPU_NEXT_TO_DGPU)
+    _, out = explain_json(rmcp, log, check=0)
+    assert "igpu-selected" not in {p["id"] for p in out["problems"]}

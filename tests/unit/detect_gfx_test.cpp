@@ -43,6 +43,18 @@ TEST(Gfx, FamiliesAndGenericTargets) {
 }
 
 // docs/domain.md: 10.3.0 is ISA-safe on gfx1031–1036 but not on RDNA1.
+TEST(Gfx, IntegratedOnlyWhereTheProcessorTableSaysSo) {
+    EXPECT_EQ(gfx_integrated("gfx1036"), true);  // desktop Ryzen 7000/9000 graphics
+    EXPECT_EQ(gfx_integrated("gfx1103"), true);
+    EXPECT_EQ(gfx_integrated("gfx1151"), true);
+    EXPECT_EQ(gfx_integrated("gfx90c:xnack-"), true);
+    EXPECT_EQ(gfx_integrated("gfx1100"), false);
+    EXPECT_EQ(gfx_integrated("gfx1031"), false);
+    EXPECT_EQ(gfx_integrated("gfx906:sramecc+:xnack-"), false);
+    EXPECT_EQ(gfx_integrated("gfx942"), std::nullopt);  // MI300A and MI300X share it
+    EXPECT_EQ(gfx_integrated("gfx9999"), std::nullopt);
+}
+
 TEST(Gfx, OverrideFamilySafety) {
     EXPECT_TRUE(same_isa_family("gfx1030", "gfx1031"));
     EXPECT_TRUE(same_isa_family("gfx1030", "gfx1036"));

@@ -230,6 +230,11 @@ TEST(ReportFacts, TheDocumentLeavesUnmentionedThingsAbsent) {
     EXPECT_EQ(doc["torch"][0]["hip_version"], "5.6");
     EXPECT_EQ(doc["gpus"][0]["family"], "RDNA1");
     EXPECT_EQ(doc["gpus"][0]["officially_supported"], false);
+    EXPECT_EQ(doc["gpus"][0]["integrated"], false);  // gfx1010 exists only as a discrete GPU
+    // rocminfo of a desktop with its Ryzen iGPU: the target says which one is integrated.
+    const auto two = report_facts_document(read(k_rocminfo_two_gpus));
+    EXPECT_EQ(two["gpus"][0]["integrated"], false);
+    EXPECT_EQ(two["gpus"][1]["integrated"], true);
     const auto json = report_facts_json(read("GPU models and configuration: AMD Radeon RX 5700 XT (gfx1010)\n"));
     EXPECT_EQ(json["gpus"][0]["gfx_target"], "gfx1010");
     EXPECT_FALSE(json.contains("rocm_version"));

@@ -124,6 +124,26 @@ bool gfx_officially_supported(std::string_view gfx) {
 }
 
 namespace {
+// The dGPU/APU column of LLVM AMDGPUUsage's processor table, for the targets rmcp meets.
+// gfx940-gfx942 are left out: MI300A (an APU) and MI300X (a dGPU) share them.
+constexpr std::string_view k_apu_only[] = {"gfx801",  "gfx810",  "gfx902",  "gfx909",  "gfx90c",  "gfx1013", "gfx1033",
+                                           "gfx1035", "gfx1036", "gfx1103", "gfx1150", "gfx1151", "gfx1152", "gfx1153"};
+constexpr std::string_view k_dgpu_only[] = {"gfx802",  "gfx803",  "gfx805",  "gfx900",  "gfx904",  "gfx906",
+                                            "gfx908",  "gfx90a",  "gfx950",  "gfx1010", "gfx1011", "gfx1012",
+                                            "gfx1030", "gfx1031", "gfx1032", "gfx1034", "gfx1100", "gfx1101",
+                                            "gfx1102", "gfx1200", "gfx1201"};
+}  // namespace
+
+std::optional<bool> gfx_integrated(std::string_view gfx) {
+    gfx = gfx.substr(0, gfx.find(':'));
+    for (const auto t : k_apu_only)
+        if (t == gfx) return true;
+    for (const auto t : k_dgpu_only)
+        if (t == gfx) return false;
+    return std::nullopt;
+}
+
+namespace {
 struct ProductRow {
     std::string_view name;  // matched case-insensitively as a whole-word substring
     std::string_view gfx;

@@ -27,6 +27,11 @@ bool same_isa_family(std::string_view a, std::string_view b);
 // AMD's official ROCm support on Linux covers this target (in some ROCm release).
 bool gfx_officially_supported(std::string_view gfx);
 
+// Whether the target exists only as an integrated GPU (true: an APU's, such as gfx1036, the
+// desktop Ryzen 7000/9000 graphics) or only as a discrete one (false), by LLVM AMDGPUUsage's
+// processor table; nullopt when both exist (gfx942: MI300A and MI300X) or the target is unknown.
+std::optional<bool> gfx_integrated(std::string_view gfx);
+
 // The gfx target of a Radeon/Instinct product from its marketing name ("AMD Radeon RX 6700 XT"
 // → gfx1031), for text that names the card but not the chip (bug reports, rocminfo under an
 // override, which shows the overridden target next to the real name). nullopt when the name

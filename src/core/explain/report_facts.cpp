@@ -595,6 +595,9 @@ nlohmann::json report_facts_document(const ReportFacts& report) {
             if (const auto gen = gfx_generic_target(rg.gfx_target))
                 g.generic_target = Fact<std::string>::known(*gen, source);
             g.officially_supported = Fact<bool>::known(gfx_officially_supported(rg.gfx_target), source);
+            // A report rarely shows VRAM sizes, which detect reads; the target alone decides
+            // where it can (LLVM's processor table), so that an iGPU next to a dGPU is seen.
+            if (const auto igpu = gfx_integrated(rg.gfx_target)) g.integrated = Fact<bool>::known(*igpu, source);
             apply_gfx_override(g, facts.env);
             if (!g.gfx_override && !rg.shown_target.empty() && rg.shown_target != rg.gfx_target) {
                 // The runtime ran the chip as another target, so something overrode it; the
