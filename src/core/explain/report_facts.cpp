@@ -86,7 +86,7 @@ const std::vector<LineProbe>& probes() {
         {R"((?i)(\bkernel( version| release)?\s*[:=]\s*v?\d+\.\d+\.\d+|\(Linux \d+\.\d+\.\d+))", 0},
         {R"(^AMD arch: gfx[0-9a-f]+)", 0},
         {R"(^Device: cuda:\d+ [^\n]+ : (native|cudaMallocAsync))", 0},
-        {R"(^[\s>]*\d+\.\d+\.\d+[a-z0-9.]*\+rocm\d+\.\d+)", 1},
+        {R"(^[\s>]*\d+\.\d+\.\d+[a-z0-9.]*\+rocm\d+\.\d+)", 0},
         {R"(\.info/version\b|\buname -r\b|\bhipconfig( +(--version|-v|--full))?\s*$|torch\.version\.hip\b|torch\.__version__)",
          4},
         {R"(\b(rocm_agent_enumerator|amdgpu-arch|offload-arch)\b[^\n]*$)", 8},
