@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <unistd.h>
+
 namespace rmcp {
 namespace {
 
@@ -58,6 +60,24 @@ TEST(DetectFixtures, AnOverrideForTheDgpuCrossesTheIgpusFamily) {
     ASSERT_TRUE(igpu.gfx_override.has_value());
     EXPECT_EQ(igpu.gfx_override->relation, OverrideRelation::cross_family);
     EXPECT_EQ(facts.env.at("HSA_OVERRIDE_GFX_VERSION"), "11.0.0");
+}
+
+TEST(DetectFixtures, AnApuWithALargeCarveOutIsStillIntegrated) {
+    // The Strix Halo fixture with its firmware set to give the GPU 64 GiB of VRAM: ollama's
+    // memory rule (VRAM <= 4 GiB) calls it discrete; its target exists only as an APU.
+    const fs::path root = fs::temp_directory_path() / ("rmcp-carve-out-" + std::to_string(::getpid()));
+    fs::remove_all(root);
+    fs::copy(k_fixtures / "kb-strix-halo", root, fs::copy_options::recursive | fs::copy_options::copy_symlinks);
+    const fs::path dev = root / "sys/devices/pci0000:00/0000:00:08.1/0000:c4:00.0";
+    std::ofstream(dev / "mem_info_vram_total", std::ios::trunc) << (64ULL << 30) << "\n";
+    std::ofstream(dev / "mem_info_gtt_total", std::ios::trunc) << (32ULL << 30) << "\n";
+    auto opened = Root::open(root);
+    ASSERT_TRUE(opened.ok());
+    const Facts facts = detect(*opened);
+    fs::remove_all(root);
+    ASSERT_EQ(facts.gpus.size(), 1U);
+    EXPECT_EQ(facts.gpus[0].vram_bytes.value_or(0), 64ULL << 30);
+    EXPECT_TRUE(facts.gpus[0].integrated.value_or(false));
 }
 
 TEST(DetectFixtures, NoAmdgpuMeansNoGpusAndNoDriver) {

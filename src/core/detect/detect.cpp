@@ -372,6 +372,12 @@ void collect_drm_device(Collector& c, Gpu& gpu, const std::string& device_dir) {
         gpu.integrated = Fact<bool>::known(*gpu.vram_bytes <= 4 * k_gib && *gpu.gtt_bytes >= 8 * k_gib &&
                                                *gpu.gtt_bytes >= 4 * *gpu.vram_bytes,
                                            device_dir);
+    // The memory rule misses an APU whose firmware carves out a large VRAM share (a Strix Halo
+    // set to 64 GiB): a target that exists only as an APU (LLVM's processor table) is integrated
+    // whatever its carve-out.
+    if (!(gpu.integrated && *gpu.integrated) && !board_info && !vram_vendor && gpu.gfx_target &&
+        gfx_integrated(*gpu.gfx_target) == true)
+        gpu.integrated = Fact<bool>::known(true, gpu.gfx_target.source());
 }
 
 void apply_marketing_name(Gpu& gpu, const AmdgpuIds& ids) {
