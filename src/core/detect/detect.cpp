@@ -367,17 +367,16 @@ void collect_drm_device(Collector& c, Gpu& gpu, const std::string& device_dir) {
     // ollama's integrated-GPU rule (docs/domain.md).
     const bool board_info = c.root().exists(device_dir + "/board_info");
     const bool vram_vendor = c.root().exists(device_dir + "/mem_info_vram_vendor");
+    // The memory rule misses an APU whose firmware carves out a large VRAM share (a Strix Halo
+    // set to 64 GiB): a target that exists only as an APU (LLVM's processor table) is integrated
+    // whatever its carve-out.
     if (board_info || vram_vendor) gpu.integrated = Fact<bool>::known(false, device_dir);
+    else if (gpu.gfx_target && gfx_integrated(*gpu.gfx_target) == true)
+        gpu.integrated = Fact<bool>::known(true, gpu.gfx_target.source());
     else if (gpu.vram_bytes && gpu.gtt_bytes)
         gpu.integrated = Fact<bool>::known(*gpu.vram_bytes <= 4 * k_gib && *gpu.gtt_bytes >= 8 * k_gib &&
                                                *gpu.gtt_bytes >= 4 * *gpu.vram_bytes,
                                            device_dir);
-    // The memory rule misses an APU whose firmware carves out a large VRAM share (a Strix Halo
-    // set to 64 GiB): a target that exists only as an APU (LLVM's processor table) is integrated
-    // whatever its carve-out.
-    if (!(gpu.integrated && *gpu.integrated) && !board_info && !vram_vendor && gpu.gfx_target &&
-        gfx_integrated(*gpu.gfx_target) == true)
-        gpu.integrated = Fact<bool>::known(true, gpu.gfx_target.source());
 }
 
 void apply_marketing_name(Gpu& gpu, const AmdgpuIds& ids) {
