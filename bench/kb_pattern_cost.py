@@ -86,13 +86,47 @@ def literal(word):
     return "".join(c if c.isascii() and c.isalnum() else "".join(f"\\x{b:02x}" for b in c.encode()) for c in word)
 
 
+def line_wrapper():
+    """k_line_wrapper of src/core/explain/line_wrappers.cpp (its raw-string pieces joined)."""
+    source = (REPO / "src/core/explain/line_wrappers.cpp").read_text()
+    block = source[source.index("k_line_wrapper ="):]
+    return "".join(re.findall(r'R"\((.*?)\)"', block[:block.index(";")], re.S))
+
+
+def anchor_wrapped(pattern, wrapper):
+    """What SignatureSet::compile gives Hyperscan for `pattern` (line_wrappers.hpp: a wrapper
+    after each '^', an optional CR before each '$', outside classes and escapes)."""
+    out, i, in_class = [], 0, False
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            out.append(pattern[i:i + 2])
+            i += 2
+            continue
+        if in_class:
+            in_class = c != "]"
+            out.append(c)
+        elif c == "[":
+            in_class = True
+            out.append(c)
+            for lead in "^]":
+                if pattern[i + 1:i + 2] == lead:
+                    out.append(lead)
+                    i += 1
+        else:
+            out.append("^" + wrapper if c == "^" else "\\r?$" if c == "$" else c)
+        i += 1
+    return "".join(out)
+
+
 def patterns():
     """(name, pattern, flags) in the order rmcp compiles them: signatures, context words, probes."""
     rows, words = [], {}
+    wrapper = line_wrapper()
     for path in sorted((REPO / "kb").glob("*.toml")):
         entry = tomllib.loads(path.read_text())
         for i, sig in enumerate(entry.get("signatures", [])):
-            rows.append((f"{entry['id']}#{i}", sig["pattern"], HS_FLAG_MULTILINE))
+            rows.append((f"{entry['id']}#{i}", anchor_wrapped(sig["pattern"], wrapper), HS_FLAG_MULTILINE))
             for word in sig.get("context", []):
                 if word:
                     words.setdefault(word.lower(), word)
@@ -100,7 +134,8 @@ def patterns():
     source = (REPO / "src/core/explain/report_facts.cpp").read_text()
     block = source[source.index("k_probes{"):]
     block = block[:block.index("\n    };")]
-    rows += [(f"probe:{p}", p, HS_FLAG_MULTILINE) for p in re.findall(r'R"\((.*?)\)"', block, re.S)]
+    rows += [(f"probe:{p}", anchor_wrapped(p, wrapper), HS_FLAG_MULTILINE)
+             for p in re.findall(r'R"\((.*?)\)"', block, re.S)]
     return rows
 
 

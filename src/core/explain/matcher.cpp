@@ -78,7 +78,7 @@ Result<std::shared_ptr<const SignatureSet>> SignatureSet::compile(std::span<cons
     std::vector<unsigned> ids;
     patterns.reserve(total);
     for (const auto& cs : set->m_signatures) {
-        patterns.push_back(cs.source.pattern);
+        patterns.push_back(anchor_wrapped(cs.source.pattern));
         flags.push_back(HS_FLAG_MULTILINE | (reporting == Reporting::first_only ? HS_FLAG_SINGLEMATCH : 0U));
     }
     for (const auto& word : set->m_context_words) {
@@ -86,7 +86,7 @@ Result<std::shared_ptr<const SignatureSet>> SignatureSet::compile(std::span<cons
         flags.push_back(HS_FLAG_CASELESS);
     }
     for (const auto& probe : set->m_probes) {
-        patterns.push_back(probe.pattern);
+        patterns.push_back(anchor_wrapped(probe.pattern));
         flags.push_back(HS_FLAG_MULTILINE);
     }
     std::vector<const char*> expressions;
@@ -236,6 +236,8 @@ std::uint64_t LogScanner::lines() const {
 
 Status LogScanner::feed(std::string_view bytes) {
     if (m_finished) return Error{"scanning log", "", "feed() after finish()", ExitCode::environment};
+    m_raw_bytes += bytes.size();
+    bytes = m_escapes.filter(bytes, m_unescaped);
     if (bytes.empty()) return ok_status();
     // Hyperscan takes unsigned lengths: split anything larger.
     constexpr std::size_t k_max_call = std::size_t{1} << 30;
@@ -457,7 +459,7 @@ void LogScanner::deliver(Pending& pending) {
         m.excerpt.pop_back();
     if (pending.probe) {
         ProbeHit hit{*pending.probe, m.line, {}};
-        for (auto& l : m.excerpt) hit.lines.push_back(std::move(l.text));
+        for (const auto& l : m.excerpt) hit.lines.emplace_back(unwrap(l.text));
         if (m_on_probe) m_on_probe(hit);
         return;
     }

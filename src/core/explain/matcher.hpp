@@ -19,7 +19,10 @@
 //     pending matches (ScanLimits).
 //   - Bytes are bytes: invalid UTF-8, NUL, CR are scanned as they are. Lines end at '\n';
 //     a CR before it ("\r\n") is not part of the excerpt text; excerpts keep raw bytes and
-//     renderers make them printable.
+//     renderers make them printable. Escape sequences (terminal colours) are the exception:
+//     they are dropped before scanning (excerpts never hold them), and anchored patterns
+//     match lines wrapped as pasted logs wrap them (quote markers, compose columns, CRLF):
+//     line_wrappers.hpp.
 //   - A match is found whatever the chunk boundaries (Hyperscan keeps state across feeds).
 //   - Line numbers are 1-based and count '\n' bytes before the match's last byte.
 //   - A match is reported once the `window` lines after it have been seen (to collect the
@@ -30,6 +33,7 @@
 //     (each owns its Hyperscan scratch space).
 #pragma once
 
+#include "explain/line_wrappers.hpp"
 #include "kb/kb.hpp"
 #include "util/error.hpp"
 
@@ -178,7 +182,8 @@ public:
     // feed() after finish() is a programming error.
     Status finish();
 
-    [[nodiscard]] std::uint64_t bytes() const { return m_offset; }
+    // Bytes fed so far, escape sequences included.
+    [[nodiscard]] std::uint64_t bytes() const { return m_raw_bytes; }
     // Lines seen so far: '\n' count, plus one for an unterminated last line after finish().
     [[nodiscard]] std::uint64_t lines() const;
     // Lines each signature matched, including those past the report limit.
@@ -213,9 +218,12 @@ private:
     struct HsState;
     std::unique_ptr<HsState> m_hs;
 
-    std::vector<Event> m_events;   // filled by Hyperscan during one scan call
-    std::uint64_t m_offset = 0;    // bytes fed so far
-    std::uint64_t m_newlines = 0;  // '\n' in [0, m_offset)
+    std::vector<Event> m_events;    // filled by Hyperscan during one scan call
+    EscapeFilter m_escapes;         // colour codes never reach Hyperscan (line_wrappers.hpp)
+    std::string m_unescaped;        // the filter's output when a chunk held escapes
+    std::uint64_t m_raw_bytes = 0;  // bytes fed so far
+    std::uint64_t m_offset = 0;     // bytes scanned so far (escape sequences dropped)
+    std::uint64_t m_newlines = 0;   // '\n' in [0, m_offset)
     bool m_last_was_newline = true;
     bool m_finished = false;
     std::string m_history;  // the last bytes before the current chunk, for excerpts

@@ -1,0 +1,110 @@
+#include "explain/line_wrappers.hpp"
+
+#include <cstring>
+#include <regex>
+
+namespace rmcp::explain {
+
+// Quote markers and blanks, then optionally a compose column ("ollama-1  | ", "ollama_1  | ")
+// and quote markers and blanks again. Timestamp prefixes (journald, ISO) are not in it: at every
+// line start of every log they cost the scan 1 to 3 times its work, and the signatures that use
+// '^' are few and not for lines that go through journald (docs/PERFORMANCE.md, "Pasted logs").
+const std::string_view k_line_wrapper = R"([ \t>]*(?:[A-Za-z0-9][A-Za-z0-9_.-]*[ \t]+\|[ \t>]*)?)";
+
+std::string anchor_wrapped(std::string_view pattern) {
+    std::string out;
+    out.reserve(pattern.size() + 16);
+    bool in_class = false;
+    for (std::size_t i = 0; i < pattern.size(); ++i) {
+        const char c = pattern[i];
+        if (c == '\\') {  // an escape: the next character is never an anchor or a class bracket
+            out += c;
+            if (i + 1 < pattern.size()) out += pattern[++i];
+            continue;
+        }
+        if (in_class) {
+            out += c;
+            if (c == ']') in_class = false;
+            continue;
+        }
+        if (c == '[') {
+            // "[^...]" negates, "[]...]" and "[^]...]" hold a literal ']'.
+            in_class = true;
+            out += c;
+            if (i + 1 < pattern.size() && pattern[i + 1] == '^') out += pattern[++i];
+            if (i + 1 < pattern.size() && pattern[i + 1] == ']') out += pattern[++i];
+            continue;
+        }
+        if (c == '^') {
+            out += '^';
+            out += k_line_wrapper;
+        } else if (c == '$') {
+            out += "\\r?$";
+        } else {
+            out += c;
+        }
+    }
+    return out;
+}
+
+std::string_view unwrap(std::string_view line) {
+    static const std::regex wrapper{std::string(k_line_wrapper)};
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    std::match_results<std::string_view::const_iterator> m;
+    if (std::regex_search(line.begin(), line.end(), m, wrapper, std::regex_constants::match_continuous))
+        line.remove_prefix(static_cast<std::size_t>(m.length(0)));
+    return line;
+}
+
+std::string_view EscapeFilter::filter(std::string_view in, std::string& scratch) {
+    if (m_state == State::text && std::memchr(in.data(), '\x1b', in.size()) == nullptr) return in;
+    scratch.clear();
+    scratch.reserve(in.size());
+    for (const char c : in) {
+        const auto b = static_cast<unsigned char>(c);
+        if (m_state != State::text && (c == '\n' || ++m_length > k_max_sequence)) m_state = State::text;
+        switch (m_state) {
+        case State::text:
+            if (c == '\x1b') {
+                m_state = State::escape;
+                m_length = 1;
+            } else {
+                scratch += c;
+            }
+            break;
+        case State::escape:
+            if (c == '[') m_state = State::csi;
+            else if (c == ']') m_state = State::osc;
+            else if (b >= 0x20 && b <= 0x2f) m_state = State::intermediate;  // "ESC ( B"
+            else if (c == '\x1b') m_length = 1;
+            else m_state = State::text;  // "ESC x": the sequence ends with x
+            break;
+        case State::intermediate:
+            if (b >= 0x30 && b <= 0x7e) m_state = State::text;
+            else if (b < 0x20 || b > 0x7e) {  // not a sequence after all: the byte is text
+                m_state = State::text;
+                scratch += c;
+            }
+            break;
+        case State::csi:
+            if (b >= 0x40 && b <= 0x7e) m_state = State::text;  // the final byte
+            else if (b < 0x20 || b > 0x3f) {                    // broken off: the byte is text
+                m_state = c == '\x1b' ? State::escape : State::text;
+                m_length = 1;
+                if (c != '\x1b') scratch += c;
+            }
+            break;
+        case State::osc:
+            if (c == '\x07') m_state = State::text;
+            else if (c == '\x1b') m_state = State::osc_escape;
+            break;
+        case State::osc_escape:
+            // ESC \ ends the OSC; ESC followed by anything else stays inside it.
+            m_state = c == '\\' ? State::text : State::osc;
+            break;
+        }
+    }
+    return scratch;
+}
+
+}  // namespace rmcp::explain
