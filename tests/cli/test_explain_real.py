@@ -246,7 +246,8 @@ def test_real_report_gives_the_reporters_facts(rmcp, report):
     want_gpus = [g["gfx_target"] for g in report.get("gpus", []) if g.get("gfx_target")]
     got_gpus = [g.get("gfx_target", "") for g in got.get("gpus", [])]
     for target in want_gpus:
-        assert target in got_gpus, (want_gpus, got.get("gpus"))
+        # As many as the report lists (an eight-GPU node's agent list is eight GPUs).
+        assert got_gpus.count(target) >= want_gpus.count(target), (want_gpus, got.get("gpus"))
     assert len(got.get("gpus", [])) <= max(len(report.get("gpus", [])), 1) * 2, got.get("gpus")
     for key in ("rocm_version", "torch_version", "torch_hip_version", "kernel_release"):
         if key in report:

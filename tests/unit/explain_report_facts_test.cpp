@@ -370,5 +370,26 @@ TEST(ReportFacts, AgentEnumeratorsListOneTargetPerLine) {
     EXPECT_EQ(h.gpus[0].source, "rocminfo");
 }
 
+// Identical GPUs: a listing's rows are distinct agents; the same listing pasted twice, or two
+// tools listing the same GPUs, are not more GPUs.
+TEST(ReportFacts, OneListingsAlikeRowsAreThatManyGpus) {
+    const auto f = read("$ rocm_agent_enumerator\ngfx942\ngfx942\ngfx942\ngfx942\n\n");
+    ASSERT_EQ(f.gpus.size(), 4U);
+    for (const auto& g : f.gpus) EXPECT_EQ(g.gfx_target, "gfx942");
+
+    const std::string agent = "*******\nAgent {}\n*******\n  Name:                    gfx1100\n"
+                              "  Marketing Name:          Radeon RX 7900 XTX\n  Device Type:             GPU\n";
+    const std::string rocminfo = "*******\nAgent 1\n*******\n  Name:                    AMD Ryzen 9 7950X\n" +
+                                 fmt::format(fmt::runtime(agent), 2) + fmt::format(fmt::runtime(agent), 3);
+    const auto two = read(rocminfo);
+    ASSERT_EQ(two.gpus.size(), 2U);
+    EXPECT_EQ(two.gpus[1].marketing_name, "Radeon RX 7900 XTX");
+    EXPECT_EQ(read(rocminfo + "\n" + rocminfo).gpus.size(), 2U);  // pasted twice: Agent 1 starts another run
+    EXPECT_EQ(read("$ rocm_agent_enumerator\ngfx1100\ngfx1100\n\n" + rocminfo).gpus.size(), 2U);
+
+    // rocminfo | grep gfx: Name lines without their Agent lines say nothing of how many GPUs.
+    EXPECT_EQ(read("  Name:                    gfx1100\n  Name:                    gfx1100\n").gpus.size(), 1U);
+}
+
 }  // namespace
 }  // namespace rmcp::explain

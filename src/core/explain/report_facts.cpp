@@ -234,8 +234,14 @@ void ReportReader::version(const std::string& key, int rank, std::string value) 
 }
 
 void ReportReader::gpu_line(const std::string& input, int rank, std::string source, std::string target,
-                            std::string name, bool real) {
-    m_gpus.push_back(Candidate{rank, std::move(source), input, std::move(target), printable(name), real});
+                            std::string name, bool real, int listing) {
+    m_gpus.push_back(Candidate{rank, std::move(source), input, std::move(target), printable(name), real, listing});
+}
+
+int ReportReader::listing_of(const std::string& key) {
+    auto [it, inserted] = m_keyed_listings.try_emplace(key, 0);
+    if (inserted) it->second = new_listing();
+    return it->second;
 }
 
 void ReportReader::add(const std::string& input, const ProbeHit& hit) {
@@ -247,7 +253,15 @@ void ReportReader::add(const std::string& input, const ProbeHit& hit) {
     static const std::regex gfx_re(R"((gfx[0-9a-f]{3,4})\b)");
 
     switch (static_cast<Probe>(hit.probe)) {
-    case Probe::agent: m_last_name.reset(); break;
+    case Probe::agent: {
+        m_last_name.reset();
+        static const std::regex number_re(R"(Agent (\d{1,9}))");
+        const auto number = std::stoul(first_match(line, number_re).value_or("0"));
+        if (!m_last_agent || m_last_agent->input != input || number <= m_last_agent->number)
+            m_rocminfo_listing = new_listing();
+        m_last_agent = AgentLine{input, hit.line, number};
+        break;
+    }
     case Probe::agent_name: {
         const auto value = value_after(line, "Name:");
         NameLine here{input, hit.line, std::nullopt};
@@ -256,7 +270,10 @@ void ReportReader::add(const std::string& input, const ProbeHit& hit) {
             // clinfo: the board name a line or two before belongs to this device.
             if (m_pending_board && m_pending_board->first.input == input && hit.line - m_pending_board->first.line <= 3)
                 board = m_pending_board->second;
-            gpu_line(input, k_rocminfo, board.empty() ? "rocminfo" : "clinfo", *gfx, board, false);
+            const bool after_agent = m_last_agent && m_last_agent->input == input && hit.line > m_last_agent->line &&
+                                     hit.line - m_last_agent->line <= 3;
+            gpu_line(input, k_rocminfo, board.empty() ? "rocminfo" : "clinfo", *gfx, board, false,
+                     after_agent ? m_rocminfo_listing : new_listing());
             here.gpu = m_gpus.size() - 1;
         }
         m_pending_board.reset();
@@ -276,12 +293,13 @@ void ReportReader::add(const std::string& input, const ProbeHit& hit) {
         break;
     case Probe::collect_env_gpu: {
         static const std::regex re(R"((.*?)\s*\((gfx[0-9a-f]{3,4})[^)]*\)\s*$)");
+        const int listing = new_listing();
         std::vector<std::string> rows{value_after(line, "GPU models and configuration:")};
         for (std::size_t k = 1; k < hit.lines.size(); ++k) rows.emplace_back(after(k));
         for (const auto& row : rows) {
             std::smatch m;
             if (!std::regex_search(row, m, re)) break;  // the list ends at the first other line
-            gpu_line(input, k_collect_env, "collect_env", m[2].str(), std::string(trim(m[1].str())), false);
+            gpu_line(input, k_collect_env, "collect_env", m[2].str(), std::string(trim(m[1].str())), false, listing);
         }
         break;
     }
@@ -349,7 +367,7 @@ void ReportReader::add(const std::string& input, const ProbeHit& hit) {
     case Probe::env: parse_env_line(line, m_env); break;
     case Probe::amdsmi_name: {
         // MARKET_NAME comes before TARGET_GRAPHICS_VERSION in `amd-smi static`: keep it for the target.
-        gpu_line(input, k_amdsmi, "amd-smi", "", value_after(line, "MARKET_NAME:"), true);
+        gpu_line(input, k_amdsmi, "amd-smi", "", value_after(line, "MARKET_NAME:"), true, new_listing());
         break;
     }
     case Probe::amdsmi_target:
@@ -357,7 +375,7 @@ void ReportReader::add(const std::string& input, const ProbeHit& hit) {
             if (!m_gpus.empty() && m_gpus.back().rank == k_amdsmi && m_gpus.back().input == input &&
                 m_gpus.back().shown_target.empty())
                 m_gpus.back().shown_target = *gfx;
-            else gpu_line(input, k_amdsmi, "amd-smi", *gfx, "", true);
+            else gpu_line(input, k_amdsmi, "amd-smi", *gfx, "", true, new_listing());
         }
         break;
     case Probe::rocmsmi_series:
@@ -368,7 +386,7 @@ void ReportReader::add(const std::string& input, const ProbeHit& hit) {
         auto it = std::find_if(m_gpus.begin(), m_gpus.end(),
                                [&](const Candidate& c) { return c.source == source && c.input == input; });
         if (it == m_gpus.end()) {
-            gpu_line(input, k_rocmsmi, source, "", "", true);
+            gpu_line(input, k_rocmsmi, source, "", "", true, listing_of("rocm-smi\n" + input));
             it = std::prev(m_gpus.end());
         }
         if (static_cast<Probe>(hit.probe) == Probe::rocmsmi_gfx) {
@@ -382,7 +400,8 @@ void ReportReader::add(const std::string& input, const ProbeHit& hit) {
     case Probe::torch_props: {
         static const std::regex re(R"((?:name='([^']*)'.*?)?gcnArchName='(gfx[0-9a-f]{3,4}))");
         std::smatch m;
-        if (std::regex_search(line, m, re)) gpu_line(input, k_torch, "torch", m[2].str(), m[1].str(), false);
+        if (std::regex_search(line, m, re))
+            gpu_line(input, k_torch, "torch", m[2].str(), m[1].str(), false, new_listing());
         break;
     }
     case Probe::ollama_gpu: {
@@ -394,7 +413,7 @@ void ReportReader::add(const std::string& input, const ProbeHit& hit) {
             const bool seen = std::any_of(m_gpus.begin(), m_gpus.end(), [&](const Candidate& c) {
                 return c.rank == k_ollama && c.shown_target == *gfx && c.marketing_name == name;
             });
-            if (!seen) gpu_line(input, k_ollama, "ollama", *gfx, name, true);
+            if (!seen) gpu_line(input, k_ollama, "ollama", *gfx, name, true, listing_of("ollama\n" + input));
         }
         break;
     }
@@ -404,7 +423,8 @@ void ReportReader::add(const std::string& input, const ProbeHit& hit) {
         static const std::regex re(R"(([^()=]*?)\s*\(RADV GFX([0-9A-F]{3,4})(?:_R\d+)?\))");
         std::smatch m;
         if (std::regex_search(line, m, re))
-            gpu_line(input, k_radv, "vulkan (RADV)", "gfx" + to_lower(m[2].str()), std::string(trim(m[1].str())), true);
+            gpu_line(input, k_radv, "vulkan (RADV)", "gfx" + to_lower(m[2].str()), std::string(trim(m[1].str())), true,
+                     new_listing());
         break;
     }
     case Probe::kernel_field: {
@@ -418,12 +438,12 @@ void ReportReader::add(const std::string& input, const ProbeHit& hit) {
             std::string_view(line).substr(line.find(':') == std::string::npos ? line.size() : line.find(':') + 1)));
         for (std::size_t k = 1; name.empty() && k < hit.lines.size(); ++k) name = std::string(after(k));
         // Only a name the product table knows says which chip it is.
-        if (gfx_for_marketing_name(name)) gpu_line(input, k_template, "issue template", "", name, false);
+        if (gfx_for_marketing_name(name)) gpu_line(input, k_template, "issue template", "", name, false, new_listing());
         break;
     }
     case Probe::comfy_arch:
         // ComfyUI prints gcnArchName: the target the runtime shows (an override changes it).
-        if (auto gfx = first_match(line, gfx_re)) gpu_line(input, k_torch, "ComfyUI", *gfx, "", false);
+        if (auto gfx = first_match(line, gfx_re)) gpu_line(input, k_torch, "ComfyUI", *gfx, "", false, new_listing());
         break;
     case Probe::comfy_device: {
         // "Device: cuda:0 <torch.cuda.get_device_name()> : <allocator>": the name of the device
@@ -434,7 +454,7 @@ void ReportReader::add(const std::string& input, const ProbeHit& hit) {
         if (!m_gpus.empty() && m_gpus.back().source == "ComfyUI" && m_gpus.back().input == input &&
             m_gpus.back().marketing_name.empty())
             m_gpus.back().marketing_name = printable(name);
-        else if (gfx_for_marketing_name(name)) gpu_line(input, k_torch, "ComfyUI", "", name, false);
+        else if (gfx_for_marketing_name(name)) gpu_line(input, k_torch, "ComfyUI", "", name, false, new_listing());
         break;
     }
     case Probe::torch_print: {
@@ -497,11 +517,12 @@ void ReportReader::add(const std::string& input, const ProbeHit& hit) {
         const std::string source = line.find("rocm_agent_enumerator") != std::string::npos ? "rocm_agent_enumerator"
                                    : line.find("offload-arch") != std::string::npos        ? "offload-arch"
                                                                                            : "amdgpu-arch";
+        const int listing = new_listing();
         for (std::size_t k = 1; k < hit.lines.size(); ++k) {
             const std::string row(after(k));
             std::smatch m;
             if (!std::regex_match(row, m, re)) break;
-            if (m[1].str() != "gfx000") gpu_line(input, k_agent_list, source, m[1].str(), "", false);
+            if (m[1].str() != "gfx000") gpu_line(input, k_agent_list, source, m[1].str(), "", false, listing);
         }
         break;
     }
@@ -536,6 +557,7 @@ ReportFacts ReportReader::facts() const {
     const auto global_override = m_env.find("HSA_OVERRIDE_GFX_VERSION");
     std::optional<std::string> override_target;
     if (global_override != m_env.end()) override_target = parse_gfx_override(trim(global_override->second));
+    std::vector<int> listings;  // per row of f.gpus, before the duplicates go
     for (const auto& c : m_gpus) {
         if (c.rank != best) continue;
         ReportGpu g{"", c.shown_target, c.marketing_name, c.source};
@@ -553,6 +575,7 @@ ReportFacts ReportReader::facts() const {
             g.gfx_target = !c.shown_target.empty() ? c.shown_target : by_name.value_or("");
         }
         f.gpus.push_back(std::move(g));
+        listings.push_back(c.listing);
     }
     // Two tools of the same rank (rocminfo and clinfo, ollama on every start) list the same
     // GPUs: a row that adds nothing to another one with the same chip goes.
@@ -573,7 +596,26 @@ ReportFacts ReportReader::facts() const {
         }
         if (!redundant) kept.push_back(g);
     }
-    f.gpus = std::move(kept);
+    // ...but one listing's rows are distinct GPUs: a chip that one listing shows n times is n
+    // GPUs (an eight-GPU MI300X node), however many times the listing was pasted.
+    const auto shown_times = [&](const ReportGpu& g) {
+        std::map<int, std::size_t> per_listing;
+        std::size_t most = 0;
+        for (std::size_t i = 0; i < f.gpus.size(); ++i)
+            if (same_chip(g, f.gpus[i])) most = std::max(most, ++per_listing[listings[i]]);
+        return most;
+    };
+    std::vector<ReportGpu> gpus;
+    for (std::size_t i = 0; i < kept.size(); ++i) {
+        gpus.push_back(kept[i]);
+        const auto alike = [&](const ReportGpu& o) { return same_chip(kept[i], o); };
+        if (std::find_if(kept.begin(), kept.begin() + static_cast<std::ptrdiff_t>(i), alike) !=
+            kept.begin() + static_cast<std::ptrdiff_t>(i))
+            continue;  // not the first row of its chip
+        const auto have = static_cast<std::size_t>(std::count_if(kept.begin(), kept.end(), alike));
+        for (auto n = shown_times(kept[i]); n > have; --n) gpus.push_back(kept[i]);
+    }
+    f.gpus = std::move(gpus);
     return f;
 }
 

@@ -67,9 +67,27 @@ private:
         std::string shown_target;
         std::string marketing_name;
         bool shows_real_target = false;  // read from KFD (smi tools, ollama), not the HSA runtime
+        // One run of one tool (a rocminfo output, a collect_env GPU list, an agent
+        // enumerator's lines): its rows are distinct GPUs, so eight alike are eight GPUs; the
+        // same GPU in two listings is one.
+        int listing = 0;
     };
     void gpu_line(const std::string& input, int rank, std::string source, std::string target, std::string name,
-                  bool real);
+                  bool real, int listing);
+    int new_listing() { return ++m_listings; }
+    int listing_of(const std::string& key);  // one listing per key (a tool and an input)
+    int m_listings = 0;
+    std::map<std::string, int> m_keyed_listings;
+    // rocminfo numbers its agents from 1: a number that does not grow starts another run. A
+    // Name line without its "Agent N" just before (rocminfo | grep gfx, clinfo) is a listing
+    // of its own, so that alike rows there stay one GPU.
+    struct AgentLine {
+        std::string input;
+        std::uint64_t line = 0;
+        unsigned long number = 0;
+    };
+    std::optional<AgentLine> m_last_agent;
+    int m_rocminfo_listing = 0;
     std::vector<Candidate> m_gpus;
     // rocminfo prints "Name:" then "Marketing Name:" per agent (CPU and NPU agents too);
     // clinfo prints "Board name:" before its "Name:". Pairing goes by line distance.
