@@ -2,6 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
 namespace rmcp {
 
 // Values from docs/domain.md "Where the truth about a GPU lives".
@@ -82,6 +87,39 @@ TEST(Gfx, OfficialSupportList) {
     EXPECT_TRUE(gfx_officially_supported("gfx90a"));
     EXPECT_FALSE(gfx_officially_supported("gfx1010"));
     EXPECT_FALSE(gfx_officially_supported("gfx1031"));
+}
+
+TEST(Gfx, ProductAndChipNames) {
+    const std::vector<std::pair<std::string, std::optional<std::string>>> cases{
+        // Product names (rocminfo's Marketing Name, issue templates).
+        {"AMD Radeon RX 6700 XT", "gfx1031"},
+        {"Radeon RX 6800M", "gfx1031"},
+        {"AMD Radeon RX 7900XTX", "gfx1100"},
+        {"AMD Radeon Graphics", std::nullopt},
+        // The PCI ID database's names (lspci, rocm-smi's Card Series, amd-smi's MARKET_NAME).
+        {"Navi 21 [Radeon RX 6800/6800 XT / 6900 XT]", "gfx1030"},
+        {"Navi 31 [Radeon RX 7900 XT/7900 XTX/7900 GRE/7900M]", "gfx1100"},
+        {"Navi 48", "gfx1201"},
+        {"Navi 10 [Radeon RX 5600 OEM/5600 XT / 5700/5700 XT]", "gfx1010"},
+        {"Lexa PRO [Radeon RX 550/550X]", "gfx803"},
+        {"Ellesmere [Radeon RX 470/480/570/570X/580/580X/590]", "gfx803"},
+        {"Curacao PRO [Radeon R7 370 / R9 270/370 OEM]", "gfx601"},
+        {"Vega 20", "gfx906"},
+        {"Vega 12 [Radeon Pro Vega 20]", "gfx904"},
+        {"Vega 10 XTX [Radeon Vega Frontier Edition]", "gfx900"},
+        {"AMD Radeon Vega 10 Graphics", "gfx902"},
+        {"Rembrandt [Radeon 680M]", "gfx1035"},
+        {"Raphael", "gfx1036"},
+        {"Granite Ridge [Radeon Vega Series / Radeon Vega Mobile Series]", "gfx1036"},
+        {"Phoenix1", "gfx1103"},
+        {"Strix Halo [Radeon Graphics / 8050S / 8060S Graphics]", "gfx1151"},
+        {"Cezanne [Radeon Vega Series / Radeon Vega Mobile Series]", "gfx90c"},
+        // Words that name other things.
+        {"ASUS ROG Strix G15", std::nullopt},
+        {"Phoenix BIOS 4.0", std::nullopt},
+        {"Navi 210", std::nullopt},
+    };
+    for (const auto& [name, gfx] : cases) EXPECT_EQ(gfx_for_marketing_name(name), gfx) << name;
 }
 
 }  // namespace rmcp

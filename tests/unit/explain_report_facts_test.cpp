@@ -391,5 +391,31 @@ TEST(ReportFacts, OneListingsAlikeRowsAreThatManyGpus) {
     EXPECT_EQ(read("  Name:                    gfx1100\n  Name:                    gfx1100\n").gpus.size(), 1U);
 }
 
+TEST(ReportFacts, LspciNamesTheChips) {
+    const std::string lspci =
+        "$ lspci | grep -E 'VGA|Display|Audio'\n"
+        "03:00.0 VGA compatible controller [0300]: Advanced Micro Devices, Inc. [AMD/ATI] Navi 31 [Radeon RX 7900 "
+        "XT/7900 XTX/7900 GRE/7900M] [1002:744c] (rev c8)\n"
+        "03:00.1 Audio device: Advanced Micro Devices, Inc. [AMD/ATI] Navi 31 HDMI/DP Audio\n"
+        "0e:00.0 VGA compatible controller: Advanced Micro Devices, Inc. [AMD/ATI] Raphael (rev c1)\n"
+        "0f:00.0 Display controller: Advanced Micro Devices, Inc. [AMD/ATI] Device 13c0 (rev c1)\n";
+    const auto f = read(lspci);
+    ASSERT_EQ(f.gpus.size(), 2U);  // the audio function and the unknown device are no GPUs here
+    EXPECT_EQ(f.gpus[0].gfx_target, "gfx1100");
+    EXPECT_EQ(f.gpus[0].source, "lspci 03:00.0");
+    EXPECT_EQ(f.gpus[1].gfx_target, "gfx1036");      // the desktop Ryzen's iGPU next to the card
+    EXPECT_EQ(read(lspci + lspci).gpus.size(), 2U);  // pasted twice: the same addresses
+    // Two cards of one kind are two GPUs.
+    const auto two =
+        read("0a:00.0 VGA compatible controller: Advanced Micro Devices, Inc. [AMD/ATI] Navi 48 (rev c0)\n"
+             "0b:00.0 VGA compatible controller: Advanced Micro Devices, Inc. [AMD/ATI] Navi 48 (rev c0)\n");
+    ASSERT_EQ(two.gpus.size(), 2U);
+    EXPECT_EQ(two.gpus[1].gfx_target, "gfx1201");
+    // rocminfo, when shown, describes the GPUs the runtime uses.
+    const auto both = read(lspci + std::string(k_rocminfo_two_gpus));
+    ASSERT_EQ(both.gpus.size(), 2U);
+    EXPECT_EQ(both.gpus[0].source, "rocminfo");
+}
+
 }  // namespace
 }  // namespace rmcp::explain

@@ -6,6 +6,7 @@
 
 #include <array>
 #include <charconv>
+#include <span>
 
 namespace rmcp {
 
@@ -174,12 +175,92 @@ constexpr ProductRow k_products[] = {
     {"MI350", "gfx950"},         {"MI355", "gfx950"},
 };
 
-bool is_word_char(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
-}  // namespace
+// Chips by their code names, as the PCI ID database names devices (what lspci, rocm-smi's
+// "Card Series" and amd-smi's MARKET_NAME print: "Navi 48", "Lexa PRO [Radeon RX 550/550X]",
+// "Rembrandt [Radeon 680M]"), read after the product names above. The older names are LLVM
+// AMDGPUUsage's "alternative processor" names (tahiti ... stoney, polaris10/11); the newer ones
+// are Mesa's chip list with the target it compiles for each (src/amd/common/amd_family.h,
+// ac_llvm_util.c: CHIP_NAVI21 → gfx1030, CHIP_RAPHAEL_MENDOCINO → gfx1036, CHIP_GFX1103_R1/R2
+// → gfx1103, CHIP_VEGAM → gfx803). Order matters where pci.ids puts a product name holding
+// another code name in brackets ("Vega 12 [Radeon Pro Vega 20]") and for APUs marketed as
+// "Vega 10 Graphics" (Raven Ridge, not the Vega 10 chip). Words used for other things are left
+// out: "Strix" alone (ASUS's ROG Strix boards), "Phoenix" alone (a BIOS vendor).
+constexpr ProductRow k_chips[] = {
+    {"Vega 11 Graphics", "gfx902"},
+    {"Vega 10 Graphics", "gfx902"},
+    {"Vega 12", "gfx904"},
+    {"Vega 10", "gfx900"},
+    {"Vega 20", "gfx906"},
+    {"Raven Ridge", "gfx902"},
+    {"Picasso", "gfx902"},
+    {"Raven 2", "gfx909"},
+    {"Dali", "gfx909"},
+    {"Pollock", "gfx909"},
+    {"Renoir", "gfx90c"},
+    {"Cezanne", "gfx90c"},
+    {"Lucienne", "gfx90c"},
+    {"Barcelo", "gfx90c"},
+    {"Arcturus", "gfx908"},
+    {"Aldebaran", "gfx90a"},
+    {"Aqua Vanjaram", "gfx942"},
+    {"Navi 10", "gfx1010"},
+    {"Navi 12", "gfx1011"},
+    {"Navi 14", "gfx1012"},
+    {"Navi 21", "gfx1030"},
+    {"Navi 22", "gfx1031"},
+    {"Navi 23", "gfx1032"},
+    {"Van Gogh", "gfx1033"},
+    {"VanGogh", "gfx1033"},
+    {"Navi 24", "gfx1034"},
+    {"Rembrandt", "gfx1035"},
+    {"Raphael", "gfx1036"},
+    {"Granite Ridge", "gfx1036"},
+    {"Mendocino", "gfx1036"},
+    {"Navi 31", "gfx1100"},
+    {"Navi 32", "gfx1101"},
+    {"Navi 33", "gfx1102"},
+    {"Phoenix1", "gfx1103"},
+    {"Phoenix2", "gfx1103"},
+    {"Phoenix3", "gfx1103"},
+    {"Phoenix4", "gfx1103"},
+    {"Hawk Point", "gfx1103"},
+    {"Strix Halo", "gfx1151"},
+    {"Strix Point", "gfx1150"},
+    {"Krackan", "gfx1152"},
+    {"Navi 44", "gfx1200"},
+    {"Navi 48", "gfx1201"},
+    {"Ellesmere", "gfx803"},
+    {"Baffin", "gfx803"},
+    {"Lexa", "gfx803"},
+    {"Polaris 10", "gfx803"},
+    {"Polaris 11", "gfx803"},
+    {"Polaris 12", "gfx803"},
+    {"Polaris 20", "gfx803"},
+    {"Polaris 21", "gfx803"},
+    {"Polaris 22", "gfx803"},
+    {"Fiji", "gfx803"},
+    {"Tonga", "gfx802"},
+    {"Iceland", "gfx802"},
+    {"Topaz", "gfx802"},
+    {"Carrizo", "gfx801"},
+    {"Stoney", "gfx810"},
+    {"Hawaii", "gfx701"},
+    {"Bonaire", "gfx704"},
+    {"Kaveri", "gfx700"},
+    {"Kabini", "gfx703"},
+    {"Mullins", "gfx703"},
+    {"Tahiti", "gfx600"},
+    {"Pitcairn", "gfx601"},
+    {"Curacao", "gfx601"},  // pci.ids names Pitcairn-based R7 370 / R9 270 boards so
+    {"Cape Verde", "gfx601"},
+    {"Oland", "gfx602"},
+    {"Hainan", "gfx602"},
+};
 
-std::optional<std::string> gfx_for_marketing_name(std::string_view name) {
-    const auto haystack = to_lower(name);
-    for (const auto& row : k_products) {
+bool is_word_char(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+
+std::optional<std::string> find_row(std::string_view haystack, std::span<const ProductRow> rows) {
+    for (const auto& row : rows) {
         const auto needle = to_lower(row.name);
         for (auto pos = haystack.find(needle); pos != std::string::npos; pos = haystack.find(needle, pos + 1)) {
             const auto end = pos + needle.size();
@@ -193,6 +274,13 @@ std::optional<std::string> gfx_for_marketing_name(std::string_view name) {
         }
     }
     return std::nullopt;
+}
+}  // namespace
+
+std::optional<std::string> gfx_for_marketing_name(std::string_view name) {
+    const auto haystack = to_lower(name);
+    if (auto gfx = find_row(haystack, k_products)) return gfx;
+    return find_row(haystack, k_chips);
 }
 
 std::optional<std::string> parse_gfx_override(std::string_view value) {

@@ -50,6 +50,7 @@ enum class Probe : std::size_t {
     version_command,  // a command whose next lines are a version: cat /opt/rocm/.info/version, uname -r,
                       // hipconfig --version, print(torch.version.hip)
     agent_list,       // rocm_agent_enumerator / amdgpu-arch / offload-arch, then one target per line
+    lspci,            // "03:00.0 VGA compatible controller: Advanced Micro Devices, Inc. [AMD/ATI] Navi 48"
     count
 };
 
@@ -90,6 +91,8 @@ const std::vector<LineProbe>& probes() {
         {R"(\.info/version\b|\buname -r\b|\bhipconfig( +(--version|-v|--full))?\s*$|torch\.version\.hip\b|torch\.__version__)",
          4},
         {R"(\b(rocm_agent_enumerator|amdgpu-arch|offload-arch)\b[^\n]*$)", 8},
+        {R"((VGA compatible|Display|3D) controller( \[[0-9a-f]{4}\])?: Advanced Micro Devices, Inc\. \[AMD/ATI\] \S)",
+         0},
     };
     return k_probes;
 }
@@ -104,6 +107,7 @@ enum GpuRank {
     k_collect_env,
     k_torch,
     k_ollama,
+    k_lspci,  // the hardware as the PCI bus shows it: the chip, by its PCI ID database name
     k_template
 };
 
@@ -524,6 +528,21 @@ void ReportReader::add(const std::string& input, const ProbeHit& hit) {
             if (!std::regex_match(row, m, re)) break;
             if (m[1].str() != "gfx000") gpu_line(input, k_agent_list, source, m[1].str(), "", false, listing);
         }
+        break;
+    }
+    case Probe::lspci: {
+        // "03:00.0 VGA compatible controller: Advanced Micro Devices, Inc. [AMD/ATI] Navi 21
+        // [Radeon RX 6800/6800 XT / 6900 XT] (rev c1)"; lspci -nn adds " [0300]" and " [1002:73bf]".
+        // One row per PCI address; an address seen again (lspci pasted twice) is the same GPU.
+        static const std::regex re(
+            R"(^(?:([0-9a-f]{2,4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-9a-f]|[0-9a-f]{2}:[0-9a-f]{2}\.[0-9a-f]) )?[^:]*: Advanced Micro Devices, Inc\. \[AMD/ATI\] (.*?)(?: \[1002:[0-9a-f]{4}\])?(?: \(rev [0-9a-f]+\))?\s*$)");
+        std::smatch m;
+        if (!std::regex_match(line, m, re) || !gfx_for_marketing_name(m[2].str())) break;
+        const std::string source = m[1].matched ? "lspci " + m[1].str() : "lspci";
+        const bool seen = m[1].matched && std::any_of(m_gpus.begin(), m_gpus.end(), [&](const Candidate& c) {
+                              return c.source == source && c.input == input;
+                          });
+        if (!seen) gpu_line(input, k_lspci, source, "", m[2].str(), true, listing_of("lspci\n" + input));
         break;
     }
     case Probe::count: break;
