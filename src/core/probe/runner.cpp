@@ -158,8 +158,9 @@ Result<std::string> resolve_interpreter(const std::string& python, const std::st
     while (pos <= path_env.size()) {
         auto colon = path_env.find(':', pos);
         if (colon == std::string::npos) colon = path_env.size();
-        std::string dir = path_env.substr(pos, colon - pos);
-        if (dir.empty()) dir = ".";
+        // An empty PATH entry is the current directory. (Built in one expression: assigning "."
+        // afterwards trips GCC 12's -Wstringop-overflow false positive at -O2.)
+        const std::string dir = colon > pos ? path_env.substr(pos, colon - pos) : std::string(".");
         const std::string candidate = dir + "/" + python;
         if (executable(candidate)) return candidate;
         pos = colon + 1;
