@@ -1210,6 +1210,18 @@ def backend_and_trace_logs():
             "gfx1030, gfx900, gfx906, gfx908, gfx90a.")
     logs.append(log)
 
+    log = Log("rocblas-missing-arch-ollama-rdna2.log", first="rdna2-no-override",
+              note="ollama skipping a gfx1032 its bundled ROCm libraries lack, gfx1030 in its list; both wordings")
+    log.hit(["ollama-gpu-unsupported", "rdna2-no-override"], 'time=2025-02-02T19:28:37.628+08:00 level=WARN '
+            'source=amd_linux.go:378 msg="amdgpu is not supported (supported types:[gfx1030 gfx1100 gfx1101 gfx1102 '
+            'gfx900 gfx906 gfx908 gfx90a gfx940 gfx941 gfx942])" gpu_type=gfx1032 gpu=0 library=/usr/lib/ollama')
+    log.hit(["ollama-gpu-unsupported", "rdna2-no-override"], "time=2024-05-20T10:00:01.000Z level=WARN "
+            "source=amd_linux.go:296 msg=\"amdgpu [0] gfx1032 is not supported by /usr/lib/ollama [gfx1030 gfx1100 "
+            "gfx1101 gfx1102 gfx900 gfx906 gfx908 gfx90a gfx940 gfx941 gfx942]\"")
+    log.add('time=2025-02-02T19:28:37.630+08:00 level=INFO source=gpu.go:392 msg="no compatible GPUs were '
+            'discovered"')
+    logs.append(log)
+
     log = Log("hsa-runtime-error-native-crash.log", first="family-hip-runtime-error",
               note="a HIP sample's error check; gdb backtraces whose top frame is in the HIP runtime")
     log.hit(["family-hip-runtime-error"], 'checkHipErrors() HIP API error = 0101 "invalid device ordinal" from file '
