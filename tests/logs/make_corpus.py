@@ -40,6 +40,7 @@ CATEGORY = {  # entry id -> category, as the knowledge base files say (checked b
     "container-group-by-name": "device-access",
     "container-rootless-denied": "device-access",
     "mes-hang": "gpu-hang",
+    "hsa-signal-wait-hang": "gpu-hang",
     "spawn-main-guard-missing": "fork-after-init",
     "rocblas-no-kernels-for-target": "rocblas-missing-arch",
     "family-amdgpu-kernel-error": "kernel-driver-fault",
@@ -1220,6 +1221,18 @@ def backend_and_trace_logs():
             "gfx1101 gfx1102 gfx900 gfx906 gfx908 gfx90a gfx940 gfx941 gfx942]\"")
     log.add('time=2025-02-02T19:28:37.630+08:00 level=INFO source=gpu.go:392 msg="no compatible GPUs were '
             'discovered"')
+    logs.append(log)
+
+    log = Log("gpu-hang-signal-wait-stack.log", first="hsa-signal-wait-hang",
+              note="a hung PyTorch process: py-spy's native dump and gdb's frame, parked in ROCr's interrupt wait")
+    log.add("Thread 48213 (idle): \"MainThread\"")
+    log.hit(["hsa-signal-wait-hang"], "    rocr::core::InterruptSignal::WaitRelaxed (libhsa-runtime64.so.1)")
+    log.add("    rocr::HSA::hsa_signal_wait_scacquire (libhsa-runtime64.so.1)",
+            "    hip::Stream::finish (libamdhip64.so.6)", "    hipStreamSynchronize (libamdhip64.so.6)",
+            "    synchronize (torch/cuda/__init__.py:985)")
+    log.add(*[""] * 40)
+    log.hit(["hsa-signal-wait-hang"], "#3  0x00007f1c4b2a91f0 in rocr::core::InterruptSignal::WaitRelaxed(hsa_signal_condition_t, "
+            "long, unsigned long, hsa_wait_state_t) () from /opt/rocm/lib/libhsa-runtime64.so.1")
     logs.append(log)
 
     log = Log("hsa-runtime-error-native-crash.log", first="family-hip-runtime-error",
