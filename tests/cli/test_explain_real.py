@@ -184,10 +184,10 @@ def test_dev_split_shrugs_only_where_no_error_line_is_shown(rows):
     # the list again once the report reader took amdgpu-arch's output (its gfx1036 raises
     # rdna2-no-override, a critical entry, from the report's facts). The sixteenth adds one: a single py-spy frame of a process waiting in ROCr's
     # InterruptSignal::WaitRelaxed (a lost completion interrupt; a wait, not an error line); it
-    # left the list in issue 13's fourth session, when that wait became hsa-signal-wait-hang.
+    # left the list in issue 13's fourth session, when that wait became hsa-signal-wait-hang; so
+    # did the kernel ignoring two module parameters (amdgpu-parameter-ignored).
     assert shrugged == ["config-risk--amdsmi-172.log", "config-risk--llamacpp-rocm-96.log",
-                        "config-risk--swarmui-565.log", "config-risk--tunaos-103.log",
-                        "config-risk--unsloth-6118.log",
+                        "config-risk--swarmui-565.log", "config-risk--unsloth-6118.log",
                         "install-mismatch--howto-7900xtx-win-rocm-4.log", "install-mismatch--nixpkgs-530702.log",
                         "install-mismatch--tensorflow-upstream-1196.log", "kernel-driver-fault--rocm-5444.log",
                         "missing-code-object--rocminstaller-6.log", "rocblas-missing-arch--ollama-2870.log",

@@ -41,6 +41,7 @@ CATEGORY = {  # entry id -> category, as the knowledge base files say (checked b
     "container-rootless-denied": "device-access",
     "mes-hang": "gpu-hang",
     "hsa-signal-wait-hang": "gpu-hang",
+    "amdgpu-parameter-ignored": "config-risk",
     "spawn-main-guard-missing": "fork-after-init",
     "rocblas-no-kernels-for-target": "rocblas-missing-arch",
     "family-amdgpu-kernel-error": "kernel-driver-fault",
@@ -1221,6 +1222,14 @@ def backend_and_trace_logs():
             "gfx1101 gfx1102 gfx900 gfx906 gfx908 gfx90a gfx940 gfx941 gfx942]\"")
     log.add('time=2025-02-02T19:28:37.630+08:00 level=INFO source=gpu.go:392 msg="no compatible GPUs were '
             'discovered"')
+    logs.append(log)
+
+    log = Log("config-risk-module-parameter-ignored.log", first="amdgpu-parameter-ignored",
+              note="the kernel dropping module options it does not know: a typo'd amdgpu option and a ttm one")
+    log.add("[    0.000000] Command line: BOOT_IMAGE=/vmlinuz-6.8.0-45-generic root=UUID=4f1c ro amdgpu.gttsise=16384")
+    log.hit(["amdgpu-parameter-ignored"], "[    3.912044] amdgpu: unknown parameter 'gttsise' ignored")
+    log.hit(["amdgpu-parameter-ignored"], "[    3.912101] ttm: unknown parameter 'page_pool_sise' ignored")
+    log.add("[    3.990512] [drm] amdgpu kernel modesetting enabled.")
     logs.append(log)
 
     log = Log("gpu-hang-signal-wait-stack.log", first="hsa-signal-wait-hang",
