@@ -417,5 +417,33 @@ TEST(ReportFacts, LspciNamesTheChips) {
     EXPECT_EQ(both.gpus[0].source, "rocminfo");
 }
 
+TEST(ReportFacts, WindowsVideoControllersNameTheCards) {
+    // PowerShell, then wmic: names up to the next prompt; the generic iGPU name says no chip.
+    const auto f = read("PS C:\\Users\\u> (Get-WmiObject win32_VideoController).Name\n"
+                        "AMD Radeon(TM) Graphics\nAMD Radeon RX 7900 XTX\nPS C:\\Users\\u> hipInfo\n");
+    ASSERT_EQ(f.gpus.size(), 1U);
+    EXPECT_EQ(f.gpus[0].gfx_target, "gfx1100");
+    EXPECT_EQ(f.gpus[0].source, "win32_VideoController");
+    const auto g = read("C:\\> wmic path win32_VideoController get name\nName\nAMD Radeon RX 6600\n\nC:\\> x\n");
+    ASSERT_EQ(g.gpus.size(), 1U);
+    EXPECT_EQ(g.gpus[0].gfx_target, "gfx1032");
+}
+
+TEST(ReportFacts, ACardTheRuntimeDidNotListJoinsAnIgpuOnlyList) {
+    // amdgpu-arch lists only the desktop Ryzen's iGPU, Windows shows an RX 6800 XT as well.
+    const std::string windows = "PS C:\\> (Get-WmiObject win32_VideoController).Name\n"
+                                "AMD Radeon(TM) Graphics\nAMD Radeon RX 6800 XT\nPS C:\\>\n";
+    const auto f = read("PS C:\\> amdgpu-arch\ngfx1036\nPS C:\\>\n" + windows);
+    ASSERT_EQ(f.gpus.size(), 2U);
+    EXPECT_EQ(f.gpus[0].gfx_target, "gfx1036");
+    EXPECT_EQ(f.gpus[1].gfx_target, "gfx1030");
+    // A runtime list with a discrete GPU stands as it is: the hardware adds nothing to it (an
+    // iGPU the runtime does not list is not one it uses).
+    const auto g = read("$ rocm_agent_enumerator\ngfx1100\n\n"
+                        "0e:00.0 VGA compatible controller: Advanced Micro Devices, Inc. [AMD/ATI] Raphael (rev c1)\n");
+    ASSERT_EQ(g.gpus.size(), 1U);
+    EXPECT_EQ(g.gpus[0].gfx_target, "gfx1100");
+}
+
 }  // namespace
 }  // namespace rmcp::explain

@@ -51,6 +51,7 @@ enum class Probe : std::size_t {
                       // hipconfig --version, print(torch.version.hip)
     agent_list,       // rocm_agent_enumerator / amdgpu-arch / offload-arch, then one target per line
     lspci,            // "03:00.0 VGA compatible controller: Advanced Micro Devices, Inc. [AMD/ATI] Navi 48"
+    video_controllers,  // Windows: (Get-WmiObject win32_VideoController).Name, wmic ... get name, then names
     count
 };
 
@@ -93,6 +94,7 @@ const std::vector<LineProbe>& probes() {
         {R"(\b(rocm_agent_enumerator|amdgpu-arch|offload-arch)\b[^\n]*$)", 8},
         {R"((VGA compatible|Display|3D) controller( \[[0-9a-f]{4}\])?: Advanced Micro Devices, Inc\. \[AMD/ATI\] \S)",
          0},
+        {R"((?i)win32_VideoController\b[^\n]*$)", 6},
     };
     return k_probes;
 }
@@ -107,7 +109,7 @@ enum GpuRank {
     k_collect_env,
     k_torch,
     k_ollama,
-    k_lspci,  // the hardware as the PCI bus shows it: the chip, by its PCI ID database name
+    k_lspci,  // the hardware as the bus or the OS shows it (lspci, Windows' video controllers)
     k_template
 };
 
@@ -545,6 +547,20 @@ void ReportReader::add(const std::string& input, const ProbeHit& hit) {
         if (!seen) gpu_line(input, k_lspci, source, "", m[2].str(), true, listing_of("lspci\n" + input));
         break;
     }
+    case Probe::video_controllers: {
+        // The names on the lines after the command, up to the next prompt or blank line
+        // (wmic and Select-Object print a "Name" header, Select-Object a dashed rule too).
+        // Generic names ("AMD Radeon(TM) Graphics") and other vendors' cards say no chip.
+        const int listing = new_listing();
+        for (std::size_t k = 1; k < hit.lines.size(); ++k) {
+            const std::string row(after(k));
+            if (row.empty() || row.starts_with("PS ") || row.find(":\\") != std::string::npos || row.starts_with("$"))
+                break;
+            if (row == "Name" || row.find_first_not_of('-') == std::string::npos) continue;
+            if (gfx_for_marketing_name(row)) gpu_line(input, k_lspci, "win32_VideoController", "", row, true, listing);
+        }
+        break;
+    }
     case Probe::count: break;
     }
 }
@@ -595,6 +611,21 @@ ReportFacts ReportReader::facts() const {
         }
         f.gpus.push_back(std::move(g));
         listings.push_back(c.listing);
+    }
+    // A runtime tool that lists only integrated GPUs while the hardware (lspci, Windows' video
+    // controllers) shows a discrete one too: the runtime did not take the card, so the iGPU is
+    // what the work runs on. The card joins the list, so that the pair is seen.
+    const auto integrated = [](const ReportGpu& g) {
+        return !g.gfx_target.empty() && gfx_integrated(g.gfx_target) == true;
+    };
+    if (best < k_lspci && !f.gpus.empty() && std::all_of(f.gpus.begin(), f.gpus.end(), integrated)) {
+        for (const auto& c : m_gpus) {
+            if (c.rank != k_lspci) continue;
+            const auto chip = gfx_for_marketing_name(c.marketing_name);
+            if (!chip || gfx_integrated(*chip) != false) continue;
+            f.gpus.push_back(ReportGpu{*chip, "", c.marketing_name, c.source});
+            listings.push_back(c.listing);
+        }
     }
     // Two tools of the same rank (rocminfo and clinfo, ollama on every start) list the same
     // GPUs: a row that adds nothing to another one with the same chip goes.
