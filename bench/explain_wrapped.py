@@ -41,12 +41,13 @@ def first_answer(rmcp, path):
     return (problems[0]["id"] if problems else None, out.get("facts_source"))
 
 
-def wrapped_changes(rmcp, files, wrappers, work):
-    """(wrapper, file, bare answer, wrapped answer) for every log whose answer a wrapper changes."""
+def wrapped_changes(rmcp, files, wrappers, work, bare_answers=None):
+    """(wrapper, file, bare answer, wrapped answer) for every log whose answer a wrapper changes.
+    `bare_answers` (file -> first_answer of the bare log), when known, saves running them again."""
     changes = []
     for name in files:
         text = (accuracy.REAL / name).read_text(errors="surrogateescape")
-        bare = first_answer(rmcp, accuracy.REAL / name)
+        bare = bare_answers[name] if bare_answers else first_answer(rmcp, accuracy.REAL / name)
         for wrapper in wrappers:
             path = pathlib.Path(work) / f"{wrapper}--{name}"
             path.write_bytes(WRAPPERS[wrapper](text).encode(errors="surrogateescape"))

@@ -227,8 +227,8 @@ def test_real_logs_read_the_same_wrapped(rmcp, rows, tmp_path):
     anchored = _anchored_entries()
     chosen = [r for r in rows if r["facts_source"] == "report" or r["first_id"] in anchored]
     assert len(chosen) >= 30, len(chosen)
-    changed = wrapped.wrapped_changes(str(rmcp.binary), [r["file"] for r in chosen], sorted(wrapped.WRAPPERS),
-                                      tmp_path)
+    bare = {r["file"]: (r["first_id"], r["facts_source"]) for r in chosen}
+    changed = wrapped.wrapped_changes(str(rmcp.binary), sorted(bare), sorted(wrapped.WRAPPERS), tmp_path, bare)
     assert not changed, changed
 
 
