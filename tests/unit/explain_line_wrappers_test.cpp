@@ -4,7 +4,6 @@
 #include "explain/line_wrappers.hpp"
 
 #include "explain/matcher.hpp"
-#include "explain/report_facts.hpp"
 #include "kb_test_entries.hpp"
 
 #include <gtest/gtest.h>
@@ -133,27 +132,6 @@ TEST(LineWrappers, EscapesKeepLineNumbersAndByteCounts) {
     EXPECT_EQ(got[0].line, 2U);
     EXPECT_EQ(got[0].excerpt.back().text, "RuntimeError: HIP error: invalid device function");
     EXPECT_EQ(scanner.bytes(), input.size());
-}
-
-TEST(LineWrappers, ReportSectionsAreReadThroughWrappers) {
-    // rocminfo's agent section as a docker compose service prints it.
-    const std::string report = "rocm-1  | *******\n"
-                               "rocm-1  | Agent 2\n"
-                               "rocm-1  | *******\n"
-                               "rocm-1  |   Name:                    gfx1031\n"
-                               "rocm-1  |   Marketing Name:          AMD Radeon RX 6700 XT\n"
-                               "rocm-1  |   Device Type:             GPU\n";
-    auto set = SignatureSet::compile({}, Reporting::every_line, ContextWords::match, report_probes());
-    ASSERT_TRUE(set.ok());
-    ReportReader reader;
-    LogScanner scanner(*set, nullptr);
-    scanner.on_probe([&](const ProbeHit& h) { reader.add("report.txt", h); });
-    ASSERT_TRUE(scanner.feed(report).ok());
-    ASSERT_TRUE(scanner.finish().ok());
-    const auto f = reader.facts();
-    ASSERT_EQ(f.gpus.size(), 1U);
-    EXPECT_EQ(f.gpus[0].gfx_target, "gfx1031");
-    EXPECT_EQ(f.gpus[0].marketing_name, "AMD Radeon RX 6700 XT");
 }
 
 }  // namespace

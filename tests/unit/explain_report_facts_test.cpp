@@ -445,5 +445,18 @@ TEST(ReportFacts, ACardTheRuntimeDidNotListJoinsAnIgpuOnlyList) {
     EXPECT_EQ(g.gpus[0].gfx_target, "gfx1100");
 }
 
+TEST(ReportFacts, SectionsAreReadThroughPasteWrappers) {
+    // rocminfo's agent section as a docker compose service prints it (line_wrappers.hpp).
+    const auto f = read("rocm-1  | *******\n"
+                        "rocm-1  | Agent 2\n"
+                        "rocm-1  | *******\n"
+                        "rocm-1  |   Name:                    gfx1031\n"
+                        "rocm-1  |   Marketing Name:          AMD Radeon RX 6700 XT\n"
+                        "rocm-1  |   Device Type:             GPU\n");
+    ASSERT_EQ(f.gpus.size(), 1U);
+    EXPECT_EQ(f.gpus[0].gfx_target, "gfx1031");
+    EXPECT_EQ(f.gpus[0].marketing_name, "AMD Radeon RX 6700 XT");
+}
+
 }  // namespace
 }  // namespace rmcp::explain

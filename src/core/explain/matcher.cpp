@@ -539,42 +539,22 @@ std::size_t utf8_length(std::string_view s, std::size_t i) {
     return n;
 }
 
-// Drops ANSI escape sequences (CSI "ESC [ ... final", OSC "ESC ] ... BEL/ST", two-byte ESC x).
-std::string strip_ansi(std::string_view s, std::size_t& keep_pos) {
-    std::string out;
-    const std::size_t mark = keep_pos;
-    bool mark_set = false;
-    for (std::size_t i = 0; i < s.size();) {
-        if (!mark_set && i >= mark) {
-            keep_pos = out.size();
-            mark_set = true;
-        }
-        if (s[i] != '\x1b') {
-            out += s[i++];
-            continue;
-        }
-        if (i + 1 >= s.size()) break;
-        if (s[i + 1] == '[') {
-            i += 2;
-            while (i < s.size() && !(s[i] >= 0x40 && s[i] <= 0x7e)) ++i;
-            ++i;
-        } else if (s[i + 1] == ']') {
-            i += 2;
-            while (i < s.size() && s[i] != '\x07' && !(s[i] == '\x1b' && i + 1 < s.size() && s[i + 1] == '\\')) ++i;
-            i += (i < s.size() && s[i] == '\x1b') ? 2U : 1U;
-        } else {
-            i += 2;
-        }
-    }
-    if (!mark_set) keep_pos = out.size();
-    return out;
+// `text` without its escape sequences (EscapeFilter, the same one LogScanner::feed runs), and
+// where `pos` lands in it: the filtered length of the bytes before it.
+std::string without_escapes(std::string_view text, std::size_t& pos) {
+    std::string scratch;
+    EscapeFilter head;
+    pos = head.filter(text.substr(0, std::min(pos, text.size())), scratch).size();
+    EscapeFilter whole;
+    return std::string(whole.filter(text, scratch));
 }
 
 }  // namespace
 
 std::string printable_line(const ExcerptLine& line) {
     std::size_t match_pos = line.match_end == std::string::npos ? line.text.size() : line.match_end;
-    std::string text = strip_ansi(line.text, match_pos);
+    // Excerpts from LogScanner hold no escape sequences any more; a line from elsewhere may.
+    std::string text = without_escapes(line.text, match_pos);
     // Progress bars redraw with '\r': keep the redraw a terminal would have shown with the match.
     if (text.find('\r') != std::string::npos) {
         std::size_t begin = 0;

@@ -109,7 +109,7 @@ enum GpuRank {
     k_collect_env,
     k_torch,
     k_ollama,
-    k_lspci,  // the hardware as the bus or the OS shows it (lspci, Windows' video controllers)
+    k_hardware,  // the hardware as the bus or the OS shows it (lspci, Windows' video controllers)
     k_template
 };
 
@@ -544,7 +544,7 @@ void ReportReader::add(const std::string& input, const ProbeHit& hit) {
         const bool seen = m[1].matched && std::any_of(m_gpus.begin(), m_gpus.end(), [&](const Candidate& c) {
                               return c.source == source && c.input == input;
                           });
-        if (!seen) gpu_line(input, k_lspci, source, "", m[2].str(), true, listing_of("lspci\n" + input));
+        if (!seen) gpu_line(input, k_hardware, source, "", m[2].str(), true, listing_of("lspci\n" + input));
         break;
     }
     case Probe::video_controllers: {
@@ -557,7 +557,8 @@ void ReportReader::add(const std::string& input, const ProbeHit& hit) {
             if (row.empty() || row.starts_with("PS ") || row.find(":\\") != std::string::npos || row.starts_with("$"))
                 break;
             if (row == "Name" || row.find_first_not_of('-') == std::string::npos) continue;
-            if (gfx_for_marketing_name(row)) gpu_line(input, k_lspci, "win32_VideoController", "", row, true, listing);
+            if (gfx_for_marketing_name(row))
+                gpu_line(input, k_hardware, "win32_VideoController", "", row, true, listing);
         }
         break;
     }
@@ -618,9 +619,9 @@ ReportFacts ReportReader::facts() const {
     const auto integrated = [](const ReportGpu& g) {
         return !g.gfx_target.empty() && gfx_integrated(g.gfx_target) == true;
     };
-    if (best < k_lspci && !f.gpus.empty() && std::all_of(f.gpus.begin(), f.gpus.end(), integrated)) {
+    if (best < k_hardware && !f.gpus.empty() && std::all_of(f.gpus.begin(), f.gpus.end(), integrated)) {
         for (const auto& c : m_gpus) {
-            if (c.rank != k_lspci) continue;
+            if (c.rank != k_hardware) continue;
             const auto chip = gfx_for_marketing_name(c.marketing_name);
             if (!chip || gfx_integrated(*chip) != false) continue;
             f.gpus.push_back(ReportGpu{*chip, "", c.marketing_name, c.source});
