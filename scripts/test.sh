@@ -18,10 +18,13 @@ failures=0
 # module fixture share an xdist_group, hence --dist loadgroup). CI's budget: docs/testing.md.
 PYTEST=("$PY" -m pytest -q -p no:cacheprovider -n "$(nproc)" --dist loadgroup)
 
+# Each step header carries the seconds since the start, so a CI log shows where the time went.
+step() { echo; echo "== $* (at ${SECONDS} s)" >&2; }
+
+step "set-up: Debian packages and the default build (scripts/setup.sh)"
 scripts/setup.sh || { echo "rmcp test: set-up failed" >&2; echo "0 passed, 1 failed"; exit 1; }
 rm -rf "$RESULTS" && mkdir -p "$RESULTS"
 
-step() { echo; echo "== $*" >&2; }
 
 step "unit tests"
 ctest --test-dir build --output-on-failure --output-junit "$PWD/$RESULTS/unit.xml" -j2 >&2 || failures=1
@@ -80,6 +83,8 @@ if [[ -z "${RMCP_TEST_FAST:-}" ]]; then
     RMCP_FUZZ_JUNIT="$RESULTS/fuzz.xml" scripts/fuzz-smoke.sh >&2 || failures=1
   fi
 fi
+
+echo "== done (at ${SECONDS} s)" >&2
 
 # One summary line over every JUnit report.
 "$PY" - "$RESULTS" "$failures" <<'PYEOF'
