@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets (the `fuzz` preset: Debian's clang++-14, ASan+UBSan) and runs
-# each for a few seconds from its seed corpus tests/fuzz/corpus/<name>/ (fuzz_<name>).
+# Builds the libFuzzer targets (the `asan` preset: Debian's clang++-14, ASan+UBSan; the same
+# build as the sanitized CLI and unit tests, so after scripts/test.sh's ASan step there is
+# nothing left to build) and runs each for a few seconds from its seed corpus
+# tests/fuzz/corpus/<name>/ (fuzz_<name>).
 #
 #   scripts/fuzz-smoke.sh                 every target, 10 s each
 #   scripts/fuzz-smoke.sh -t 60 amdgpu_ids kfd_properties   longer, only these
-#   RMCP_FUZZ_BUILD_DIR=build-me scripts/fuzz-smoke.sh   build elsewhere than build-fuzz/
+#   RMCP_FUZZ_BUILD_DIR=build-me scripts/fuzz-smoke.sh   build elsewhere than build-asan/
 #   RMCP_FUZZ_JUNIT=report.xml scripts/fuzz-smoke.sh     also write a JUnit report
 #
 # New inputs libFuzzer finds go to a scratch directory, never into the committed corpus. A
@@ -20,14 +22,14 @@ while getopts "t:" opt; do
   esac
 done
 shift $((OPTIND - 1))
-BUILD="${RMCP_FUZZ_BUILD_DIR:-build-fuzz}"
+BUILD="${RMCP_FUZZ_BUILD_DIR:-build-asan}"
 
 if ! command -v clang++-14 >/dev/null; then
   echo "fuzz-smoke: clang++-14 is missing (apt-get install clang-14 libclang-rt-14-dev)" >&2
   exit 3
 fi
 echo "fuzz-smoke: building fuzz targets in $BUILD" >&2
-cmake --preset fuzz -B "$BUILD" >/dev/null || { echo "fuzz-smoke: configure failed" >&2; exit 3; }
+cmake --preset asan -B "$BUILD" >/dev/null || { echo "fuzz-smoke: configure failed" >&2; exit 3; }
 cmake --build "$BUILD" --target fuzz_all -j"$(nproc)" >&2 || { echo "fuzz-smoke: build failed" >&2; exit 3; }
 
 names=("$@")

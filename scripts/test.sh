@@ -65,7 +65,12 @@ step "hostile-input tests"
 "${PYTEST[@]}" -rs --junitxml="$RESULTS/hostile.xml" tests/hostile >&2 || failures=1
 
 if [[ -z "${RMCP_TEST_FAST:-}" ]]; then
-  step "ASan+UBSan build: unit and CLI tests"
+  step "ASan+UBSan build (clang, with the fuzz targets): unit, CLI and hostile tests"
+  # A tree configured when this preset still used g++ is configured afresh: CMake refuses the
+  # compiler change once ("Generate step failed") before it resets the cache.
+  if [[ -f build-asan/CMakeCache.txt ]] && ! grep -q '^CMAKE_CXX_COMPILER:[A-Z]*=.*clang' build-asan/CMakeCache.txt; then
+    rm -rf build-asan
+  fi
   if cmake --preset asan >/dev/null && cmake --build build-asan -j"$(nproc)" >&2; then
     ASAN_OPTIONS=detect_leaks=1 ctest --test-dir build-asan --output-on-failure \
       --output-junit "$PWD/$RESULTS/unit-asan.xml" -j2 >&2 || failures=1

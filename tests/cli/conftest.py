@@ -13,14 +13,21 @@ GOLDEN = REPO / "tests" / "golden"
 
 
 class Rmcp:
-    """Runs build/rmcp with a clean, predictable environment."""
+    """Runs build/rmcp with a clean, predictable environment.
 
-    def __init__(self, binary):
+    That environment has one compiled-signature cache for the whole run (XDG_CACHE_HOME, as a
+    user's ~/.cache/rmcp): the first `explain` compiles the kb's Hyperscan database and the
+    rest load it, as on a user's machine. Without it every call compiled again, which under
+    ASan took 3 to 4 s a call and most of the ASan CLI suite's time (docs/testing.md). Tests
+    of the cache itself set XDG_CACHE_HOME themselves; a test's `env` overrides this one."""
+
+    def __init__(self, binary, cache_dir):
         self.binary = binary
+        self.cache_dir = cache_dir
 
     def __call__(self, *args, input=None, env=None, check=None, timeout=60):
         full_env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "NO_COLOR": "1",
-                    "RMCP_DATA_DIR": str(REPO)}
+                    "RMCP_DATA_DIR": str(REPO), "XDG_CACHE_HOME": str(self.cache_dir)}
         if env:
             full_env.update(env)
         proc = subprocess.run([str(self.binary), *map(str, args)], input=input, env=full_env,
@@ -43,11 +50,17 @@ def pytest_configure(config):
 
 
 @pytest.fixture(scope="session")
-def rmcp():
+def rmcp(tmp_path_factory):
     binary = BUILD / "rmcp"
     if not binary.exists():
         pytest.fail(f"{binary} is missing: run scripts/setup.sh first")
-    return Rmcp(binary)
+    # Under pytest-xdist the base temporary directory is one per worker; its parent is the
+    # run's, so every worker shares the cache (stores are atomic renames: db_cache.cpp).
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    cache = shared / "rmcp-cache"
+    cache.mkdir(exist_ok=True)
+    return Rmcp(binary, cache)
 
 
 # Every JSON output carries these (the program's and the knowledge base's version); they
