@@ -42,6 +42,9 @@ CATEGORY = {  # entry id -> category, as the knowledge base files say (checked b
     "mes-hang": "gpu-hang",
     "hsa-signal-wait-hang": "gpu-hang",
     "amdgpu-parameter-ignored": "config-risk",
+    "kfd-node-missing": "device-access",
+    "rocm-optional-library-missing": "install-mismatch",
+    "amdgpu-not-live": "kernel-driver-fault",
     "spawn-main-guard-missing": "fork-after-init",
     "rocblas-no-kernels-for-target": "rocblas-missing-arch",
     "family-amdgpu-kernel-error": "kernel-driver-fault",
@@ -622,13 +625,13 @@ def source_format_logs():
             "'TC7' (0x54433700) (68)")
     logs.append(log)
 
-    log = Log("kernel-driver-fault-gpu-init.log", first="family-amdgpu-kernel-error",
+    log = Log("kernel-driver-fault-gpu-init.log", first="amdgpu-not-live",
               note="dmesg: amdgpu fails to initialise the GPU (amdgpu_kms.c, driver core probe)")
     log.add("[    5.812204] [drm] amdgpu kernel modesetting enabled.")
-    log.hit(["family-amdgpu-kernel-error"], "[    6.020931] amdgpu 0000:03:00.0: amdgpu_device_ip_init failed")
-    log.hit(["family-amdgpu-kernel-error"], "[    6.020933] amdgpu 0000:03:00.0: Fatal error during GPU init")
+    log.hit(["amdgpu-not-live"], "[    6.020931] amdgpu 0000:03:00.0: amdgpu_device_ip_init failed")
+    log.hit(["amdgpu-not-live"], "[    6.020933] amdgpu 0000:03:00.0: Fatal error during GPU init")
     log.add("[    6.020935] [drm] amdgpu: finishing device.")
-    log.hit(["family-amdgpu-kernel-error"], "[    6.031120] amdgpu: probe of 0000:03:00.0 failed with error -110")
+    log.hit(["amdgpu-not-live"], "[    6.031120] amdgpu: probe of 0000:03:00.0 failed with error -110")
     logs.append(log)
 
     log = Log("out-of-memory-rocm-error.log", first="hip-out-of-memory",
@@ -1232,6 +1235,24 @@ def backend_and_trace_logs():
     log.add("[    3.990512] [drm] amdgpu kernel modesetting enabled.")
     logs.append(log)
 
+    log = Log("device-access-kfd-node-missing.log", first="kfd-node-missing",
+              note="rocminfo on a machine with no /dev/kfd (driver not loaded, WSL2, or a container without it)")
+    log.add("$ /opt/rocm/bin/rocminfo")
+    log.hit(["amdgpu-not-loaded"], "ROCk module is NOT loaded, possibly no GPU devices")
+    log.hit(["kfd-node-missing"], "Unable to open /dev/kfd read-write: No such file or directory")
+    log.add("Failed to get user name to check for video group membership")
+    logs.append(log)
+
+    log = Log("install-mismatch-rccl-net-plugin.log", first="rocm-optional-library-missing",
+              note="NCCL_DEBUG=INFO: RCCL finds no network plugin and uses its own transport (no failure)")
+    log.add("node1:4411:4411 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.5<0>")
+    log.hit(["rocm-optional-library-missing"], "node1:4411:4411 [0] NCCL INFO NET/Plugin : Plugin load (librccl-net.so) "
+            "returned 2 : librccl-net.so: cannot open shared object file: No such file or directory")
+    log.hit(["rocm-optional-library-missing"], "node1:4411:4411 [0] NCCL INFO NET/Plugin : No plugin found, using "
+            "internal implementation")
+    log.add("RCCL version 2.18.3+hip6.0 HEAD:2f3a5b1", "node1:4411:4411 [0] NCCL INFO Init COMPLETE nranks 2")
+    logs.append(log)
+
     log = Log("gpu-hang-signal-wait-stack.log", first="hsa-signal-wait-hang",
               note="a hung PyTorch process: py-spy's native dump and gdb's frame, parked in ROCr's interrupt wait")
     log.add("Thread 48213 (idle): \"MainThread\"")
@@ -1253,6 +1274,9 @@ def backend_and_trace_logs():
     log.hit(["family-hip-runtime-error"], "#0  0x00007ffff1c2d3e8 in ?? () from /opt/rocm/lib/libamdhip64.so.6")
     log.add(*[""] * 12)
     log.hit(["family-hip-runtime-error"], 'GGML_ASSERT: /src/llama.cpp/ggml/src/ggml-cuda.cu:255: !"CUDA error"')
+    log.add(*[""] * 12)
+    log.hit(["family-hip-runtime-error"], "node1:4411:4415 [0] /src/rccl/src/enqueue.cc:66 NCCL WARN HIP failure "
+            "'invalid argument'")
     log.add(*[""] * 12)
     log.hit(["family-hip-runtime-error"], "#0  hip::FatBinaryInfo::AddDevProgram (this=0x5555560a1c20, device_id=1) at "
             "/usr/src/debug/hip-runtime-amd/clr-rocm-6.1.2/hipamd/src/hip_fatbin.cpp:118")
