@@ -25,7 +25,6 @@ step "set-up: Debian packages and the default build (scripts/setup.sh)"
 scripts/setup.sh || { echo "rmcp test: set-up failed" >&2; echo "0 passed, 1 failed"; exit 1; }
 rm -rf "$RESULTS" && mkdir -p "$RESULTS"
 
-
 step "unit tests"
 ctest --test-dir build --output-on-failure --output-junit "$PWD/$RESULTS/unit.xml" -j2 >&2 || failures=1
 
