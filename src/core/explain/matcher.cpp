@@ -540,13 +540,16 @@ std::size_t utf8_length(std::string_view s, std::size_t i) {
 }
 
 // `text` without its escape sequences (EscapeFilter, the same one LogScanner::feed runs), and
-// where `pos` lands in it: the filtered length of the bytes before it.
+// where `pos` lands in it. One filter reads the bytes before `pos`, then the rest, as it reads a
+// log in chunks, so a sequence that spans `pos` is still dropped whole.
 std::string without_escapes(std::string_view text, std::size_t& pos) {
+    const std::size_t split = std::min(pos, text.size());
     std::string scratch;
-    EscapeFilter head;
-    pos = head.filter(text.substr(0, std::min(pos, text.size())), scratch).size();
-    EscapeFilter whole;
-    return std::string(whole.filter(text, scratch));
+    EscapeFilter filter;
+    std::string out(filter.filter(text.substr(0, split), scratch));
+    pos = out.size();
+    out += filter.filter(text.substr(split), scratch);
+    return out;
 }
 
 }  // namespace
