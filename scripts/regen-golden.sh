@@ -59,7 +59,8 @@ fixtures=("$@")
 if ((${#fixtures[@]} == 0)); then
   for d in tests/fixtures/*/; do
     name=$(basename "$d")
-    [[ $name == _* ]] || fixtures+=("$name")  # not __pycache__ of the generator scripts
+    # not __pycache__ of the generator scripts, nor the healthy zoo's folder (tests/cli/test_healthy_zoo.py)
+    [[ $name == _* || $name == healthy ]] || fixtures+=("$name")
   done
 fi
 for f in "${fixtures[@]}"; do

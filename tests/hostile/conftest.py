@@ -56,8 +56,10 @@ def rmcp_any(request, rmcp):
 
 def is_fixture_name(name):
     """A fixture root's directory, not Python's cache of the generator scripts beside them
-    (tests/fixtures/__pycache__ appears once a test imports make_fixtures or make_libraries)."""
-    return not name.startswith(("_", "."))
+    (tests/fixtures/__pycache__ appears once a test imports make_fixtures or make_libraries),
+    nor tests/fixtures/healthy, which holds the healthy-machine zoo's roots (their own test:
+    tests/cli/test_healthy_zoo.py)."""
+    return not name.startswith(("_", ".")) and name != "healthy"
 
 
 def fixture_roots():
