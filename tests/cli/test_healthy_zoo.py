@@ -58,6 +58,7 @@ def doctor(rmcp, tree, *extra):
     return proc, json.loads(proc.stdout)
 
 
+@pytest.mark.sweep
 @pytest.mark.parametrize("tree", TREES, ids=IDS)
 def test_doctor_raises_no_warning_or_critical(rmcp, tree):
     _, report = doctor(rmcp, tree)
@@ -65,6 +66,7 @@ def test_doctor_raises_no_warning_or_critical(rmcp, tree):
     assert not loud, f"false alarm on the healthy machine {tree.name}:\n{describe(loud)}"
 
 
+@pytest.mark.sweep
 @pytest.mark.parametrize("tree", TREES, ids=IDS)
 def test_fail_on_info_passes(rmcp, tree):
     proc, report = doctor(rmcp, tree, "--fail-on", "info")
@@ -165,6 +167,7 @@ def env_problems(rmcp, tree):
     return problems, changes
 
 
+@pytest.mark.sweep
 @pytest.mark.parametrize("tree", TREES, ids=IDS)
 def test_env_auto_keeps_the_working_setup(rmcp, tree):
     problems, changes = env_problems(rmcp, tree)
