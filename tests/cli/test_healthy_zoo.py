@@ -16,7 +16,10 @@ change, so that the knowledge base can be fixed (never the tree: a tree changes 
 machine it models was wrong; then its README row says so).
 """
 import json
+import os
 import re
+import subprocess
+import sys
 
 import pytest
 
@@ -35,6 +38,38 @@ def test_zoo_has_the_machines_users_have():
     readme = (HEALTHY / "README.md").read_text()
     undocumented = [name for name in IDS if f"`{name}`" not in readme]
     assert not undocumented, f"trees without a row in tests/fixtures/healthy/README.md: {undocumented}"
+
+
+def tree_listing(top):
+    """{relative path: bytes, or ('link', target), or 'dir'} of a folder, links not followed."""
+    found = {}
+    for dirpath, dirnames, filenames in os.walk(top, followlinks=False):
+        for name in dirnames + filenames:
+            path = os.path.join(dirpath, name)
+            rel = os.path.relpath(path, top)
+            if os.path.islink(path):
+                found[rel] = ("link", os.readlink(path))
+            elif os.path.isdir(path):
+                found[rel] = "dir"
+            else:
+                with open(path, "rb") as f:
+                    found[rel] = f.read()
+    return found
+
+
+def test_trees_are_what_the_table_writes(tmp_path):
+    """The trees are generated (make_healthy.py's table is the source of truth): a hand edit of
+    a tree, or a table change without regenerating, shows up here."""
+    out = tmp_path / "healthy"
+    proc = subprocess.run([sys.executable, "-B", str(HEALTHY / "make_healthy.py"), "--out", str(out)],
+                          capture_output=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr.decode()[-2000:]
+    for tree in TREES:
+        want, got = tree_listing(out / tree.name), tree_listing(tree)
+        differ = sorted(k for k in want.keys() | got.keys() if want.get(k) != got.get(k))
+        assert not differ, (f"{tree.name} differs from what make_healthy.py writes (regenerate with "
+                            f"/usr/bin/python3 tests/fixtures/healthy/make_healthy.py {tree.name}): {differ[:10]}")
+    assert sorted(p.name for p in out.iterdir()) == IDS, "trees without a row in make_healthy.py's table, or rows without a tree"
 
 
 def evidence_line(finding):
