@@ -14,6 +14,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <memory>
 
 namespace rmcp::cli {
@@ -90,6 +91,13 @@ int do_lint(Context& ctx, const KbOptions& o) {
             std::error_code ec;
             if (std::filesystem::is_directory(dir, ec)) roots.push_back(dir.string());
         }
+        // The healthy-machine zoo (tests/fixtures/healthy/README.md): every tree in it.
+        std::vector<std::string> zoo;
+        std::error_code ec;
+        for (const auto& d : std::filesystem::directory_iterator(ctx.data_dir() / "tests" / "fixtures" / "healthy", ec))
+            if (d.is_directory(ec)) zoo.push_back(d.path().string());
+        std::sort(zoo.begin(), zoo.end());
+        roots.insert(roots.end(), zoo.begin(), zoo.end());
         if (roots.empty())
             ctx.diag.note("no healthy fixture roots found (they ship with the source tree); give --healthy ROOT "
                           "to check that no warning or critical entry fires on a healthy machine");

@@ -1,6 +1,9 @@
 #include "detect/gfx.hpp"
+#include "util/toml.hpp"
 
 #include <gtest/gtest.h>
+
+#include <algorithm>
 
 #include <optional>
 #include <string>
@@ -8,6 +11,23 @@
 #include <vector>
 
 namespace rmcp {
+
+// Issue 28, item 5: the support list is data with its sources and the date it was checked;
+// the compiled copy must be that list, no more and no less.
+TEST(Gfx, SupportListIsTheDataFile) {
+    const auto table = toml::parse_file(std::string(RMCP_SOURCE_DIR) + "/data/rocm-support.toml");
+    ASSERT_TRUE(table["checked_on"].is_string());
+    std::vector<std::string> listed;
+    if (const auto* rows = table["target"].as_array())
+        for (const auto& row : *rows)
+            if (const auto* t = row.as_table()) listed.push_back((*t)["gfx"].value_or(std::string()));
+    auto compiled = officially_supported_targets();
+    std::sort(listed.begin(), listed.end());
+    std::sort(compiled.begin(), compiled.end());
+    EXPECT_EQ(compiled, listed);
+    EXPECT_TRUE(gfx_officially_supported("gfx950"));   // KB audit 2: MI350/MI355X
+    EXPECT_TRUE(gfx_officially_supported("gfx1151"));  // KB audit 2: Strix Halo
+}
 
 // Values from docs/domain.md "Where the truth about a GPU lives".
 TEST(Gfx, DecodesTargetVersions) {

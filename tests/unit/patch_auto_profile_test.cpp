@@ -35,11 +35,13 @@ AutoChoice choose(const std::string& fixture) {
     return c.ok() ? *c : AutoChoice{};
 }
 
-TEST(AutoProfile, NoGpuRunsOnTheCpu) {
+// KB audit 2: without an AMD GPU nothing is hidden (the cpu rung's empty CUDA_VISIBLE_DEVICES
+// would switch off an NVIDIA GPU that works).
+TEST(AutoProfile, NoAmdGpuChangesNothing) {
     const auto c = choose("no-amdgpu");
-    EXPECT_EQ(c.profile, "cpu");
-    EXPECT_EQ(c.why, "detect found no AMD GPU with a known target");
-    EXPECT_EQ(c.rule_line, 10U);  // the first [[rule]] of auto.toml
+    EXPECT_EQ(c.profile, "default");
+    EXPECT_EQ(c.why, "detect found no AMD GPU with a known target: nothing to change (other vendors' GPUs are left alone)");
+    EXPECT_EQ(c.rule_line, 13U);  // the first [[rule]] of auto.toml
 }
 
 TEST(AutoProfile, InaccessibleKfdRunsOnTheCpu) {
@@ -47,14 +49,14 @@ TEST(AutoProfile, InaccessibleKfdRunsOnTheCpu) {
     const auto c = choose("kfd-no-access");
     EXPECT_EQ(c.profile, "cpu");
     EXPECT_EQ(c.why, "/dev/kfd is not accessible to this user (see the device-access patch)");
-    EXPECT_EQ(c.rule_line, 15U);
+    EXPECT_EQ(c.rule_line, 18U);
 }
 
 TEST(AutoProfile, UnsupportedRdna2ChipRunsAsItsFamilysSupportedMember) {
     // gfx1031 is not on AMD's list; isa-override has a rule for gfx1031-gfx1036 (→ 10.3.0).
     const auto c = choose("rx6700xt-gfx1031");
     EXPECT_EQ(c.profile, "isa-override");
-    EXPECT_EQ(c.rule_line, 20U);
+    EXPECT_EQ(c.rule_line, 23U);
 }
 
 TEST(AutoProfile, SupportedOrOverrideLessChipsGetTheDefault) {

@@ -477,6 +477,17 @@ void collect_pcie_atomics(Collector& c, Gpu& gpu, const std::string& links_dir) 
     if (any) gpu.pcie_atomics = Fact<bool>::known(atomics, links_dir);
 }
 
+// ROCr enumerates GPU agents in KFD node order, and HIP (so PyTorch's cuda:N) numbers them
+// the same way; a node whose files the runtime cannot read is not enumerated.
+void number_rocm_devices(Facts& facts) {
+    std::vector<Gpu*> enumerated;
+    for (auto& g : facts.gpus)
+        if (g.node && g.visible) enumerated.push_back(&g);
+    std::sort(enumerated.begin(), enumerated.end(), [](const Gpu* a, const Gpu* b) { return *a->node < *b->node; });
+    for (unsigned i = 0; i < enumerated.size(); ++i) enumerated[i]->rocm_index = i;
+}
+
+
 std::vector<Gpu> collect_drm_only_gpus(Collector& c, const AmdgpuIds& ids, const std::set<std::uint64_t>& kfd_minors);
 void pair_hidden_nodes(Facts& facts, std::vector<Gpu>& drm_only);
 
@@ -529,6 +540,8 @@ void collect_gpus(Collector& c, Facts& facts, const std::map<std::string, std::s
     auto drm_only = collect_drm_only_gpus(c, ids, kfd_minors);
     pair_hidden_nodes(facts, drm_only);
     for (auto& g : drm_only) facts.gpus.push_back(std::move(g));
+    number_rocm_devices(facts);
+    apply_visibility(facts.gpus, env);
 }
 
 // AMD DRM devices that KFD did not take (e.g. "PCI rejects atomics"): present, not usable.
@@ -588,6 +601,46 @@ void collect_access(Collector& c, Facts& facts) {
 }
 
 }  // namespace
+
+namespace {
+// The positions a *_VISIBLE_DEVICES value selects, or nullopt when it names a UUID or
+// anything else that is not an index list (then nothing can be decided).
+std::optional<std::vector<std::size_t>> visible_indices(std::string_view value) {
+    std::vector<std::size_t> out;
+    if (value.find_first_not_of(" \t") == std::string_view::npos) return out;  // empty: none
+    for (auto part : split(value, ',')) {
+        while (!part.empty() && part.front() == ' ') part.remove_prefix(1);
+        while (!part.empty() && part.back() == ' ') part.remove_suffix(1);
+        const auto n = parse_u64(part);
+        if (!n) return std::nullopt;
+        out.push_back(static_cast<std::size_t>(*n));
+    }
+    return out;
+}
+}  // namespace
+
+void apply_visibility(std::vector<Gpu>& gpus, const std::map<std::string, std::string>& env) {
+    std::vector<Gpu*> agents;
+    for (auto& g : gpus) {
+        g.hidden_by.reset();
+        if (g.rocm_index) agents.push_back(&g);
+    }
+    std::sort(agents.begin(), agents.end(), [](const Gpu* a, const Gpu* b) { return *a->rocm_index < *b->rocm_index; });
+    const auto select = [&](const char* variable) {
+        const auto it = env.find(variable);
+        if (it == env.end()) return;
+        const auto keep = visible_indices(it->second);
+        if (!keep) return;
+        std::vector<Gpu*> left;
+        for (std::size_t i = 0; i < agents.size(); ++i) {
+            if (std::find(keep->begin(), keep->end(), i) != keep->end()) left.push_back(agents[i]);
+            else agents[i]->hidden_by = variable;
+        }
+        agents = std::move(left);
+    };
+    select("ROCR_VISIBLE_DEVICES");
+    select(env.count("HIP_VISIBLE_DEVICES") != 0 ? "HIP_VISIBLE_DEVICES" : "CUDA_VISIBLE_DEVICES");
+}
 
 bool is_relevant_env(std::string_view name) {
     // TORCH_ROCM_: PyTorch's ROCm switches (TORCH_ROCM_AOTRITON_ENABLE_EXPERIMENTAL turns on

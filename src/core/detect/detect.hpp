@@ -18,6 +18,12 @@ Facts detect(const Root& root);
 // Also used for a reporter's machine described by a bug report (explain/report_facts.hpp).
 void apply_gfx_override(Gpu& gpu, const std::map<std::string, std::string>& env);
 
+// Which GPUs the environment's *_VISIBLE_DEVICES hide from ROCm programs (Gpu::hidden_by):
+// ROCR_VISIBLE_DEVICES selects among the agents in rocm_index order, then HIP_VISIBLE_DEVICES
+// (or, when it is unset, CUDA_VISIBLE_DEVICES) among those left; an empty value hides all, a
+// list with a UUID or anything else but indices decides nothing (ROCm's GPU isolation guide).
+void apply_visibility(std::vector<Gpu>& gpus, const std::map<std::string, std::string>& env);
+
 // Whether an environment variable is one detect reports (docs/domain.md lists why each matters).
 bool is_relevant_env(std::string_view name);
 

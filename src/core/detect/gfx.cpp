@@ -90,13 +90,16 @@ const FamilyRow* find_family(std::string_view gfx) {
     return nullptr;
 }
 
-// Targets in AMD's Linux support matrix for some ROCm release (ROCm "System requirements
-// (Linux)" pages, 5.0–6.4). Consumer RDNA2 other than gfx1030 and all RDNA1 are absent.
+// Targets in AMD's Linux support matrix for some ROCm release: the data file
+// data/rocm-support.toml (sources, first release and the date it was checked) is the source;
+// Gfx.SupportListIsTheDataFile keeps this copy equal to it.
 constexpr std::string_view k_official[] = {
-    "gfx900", "gfx906",  "gfx908",  "gfx90a",  "gfx940",  "gfx941",
-    "gfx942", "gfx1030", "gfx1100", "gfx1101", "gfx1200", "gfx1201",
+    "gfx900",  "gfx906",  "gfx908",  "gfx90a",  "gfx940",  "gfx941",  "gfx942",
+    "gfx950",  "gfx1030", "gfx1100", "gfx1101", "gfx1151", "gfx1200", "gfx1201",
 };
 }  // namespace
+
+std::vector<std::string> officially_supported_targets() { return {std::begin(k_official), std::end(k_official)}; }
 
 std::optional<std::string> gfx_family(std::string_view gfx) {
     if (const auto* row = find_family(gfx)) return std::string(row->family);

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace rmcp {
 
@@ -26,6 +27,8 @@ bool same_isa_family(std::string_view a, std::string_view b);
 
 // AMD's official ROCm support on Linux covers this target (in some ROCm release).
 bool gfx_officially_supported(std::string_view gfx);
+// Every target of that list (data/rocm-support.toml is its source).
+std::vector<std::string> officially_supported_targets();
 
 // Whether the target exists only as an integrated GPU (true: an APU's, such as gfx1036, the
 // desktop Ryzen 7000/9000 graphics) or only as a discrete one (false), by LLVM AMDGPUUsage's

@@ -28,6 +28,13 @@ struct GfxOverride {
 struct Gpu {
     std::optional<unsigned> node;  // KFD topology node; nullopt: DRM device without a KFD node
     bool visible = true;           // false: KFD node present but unreadable (container cgroup)
+    // ROCm's device index with no *_VISIBLE_DEVICES set: the runtime enumerates the GPU agents
+    // in KFD node order (HIP and PyTorch number them the same way: cuda:N); nullopt: not enumerated.
+    std::optional<unsigned> rocm_index;
+    // The variable that hides this GPU from ROCm programs in this environment
+    // (ROCR_VISIBLE_DEVICES, then HIP_VISIBLE_DEVICES or CUDA_VISIBLE_DEVICES over what ROCr
+    // left); nullopt: enumerated, or not decidable (a UUID in the list).
+    std::optional<std::string> hidden_by;
     Fact<std::uint64_t> gpu_id;
     Fact<std::uint64_t> gfx_target_version;
     Fact<std::string> gfx_target;

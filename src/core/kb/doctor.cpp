@@ -27,7 +27,7 @@ DoctorReport run_doctor(const KnowledgeBase& kb, const nlohmann::json& facts) {
 
 bool has_findings_at_or_above(const DoctorReport& report, Severity threshold) {
     return std::any_of(report.findings.begin(), report.findings.end(), [&](const Finding& f) {
-        return f.status == FindingStatus::open && f.entry->severity >= threshold;
+        return f.status == FindingStatus::open && f.entry->severity != Severity::info && f.entry->severity >= threshold;
     });
 }
 
@@ -37,6 +37,7 @@ std::string_view finding_status_name(FindingStatus s) {
     case FindingStatus::fixed_by_profile: return "fixed-by-profile";
     case FindingStatus::fixed: return "fixed";
     case FindingStatus::pending: return "pending";
+    case FindingStatus::info: return "info";
     }
     return "open";
 }

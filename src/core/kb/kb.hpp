@@ -94,7 +94,9 @@ struct Evidence {
 //                     profile asked for) applied, as `rmcp run` and `rmcp env` apply them
 //   fixed             one of its fixes is applied and in place; facts cannot show the effect
 //   pending           its applied fix takes effect after a reboot or a new login
-enum class FindingStatus { open, fixed_by_profile, fixed, pending };
+// `info`: an info-severity entry is a fact about the machine, never a problem to fix, so it is
+// never open and never counted by --fail-on (docs/kb-format.md, "Severity").
+enum class FindingStatus { open, fixed_by_profile, fixed, pending, info };
 std::string_view finding_status_name(FindingStatus s);
 
 struct Finding {

@@ -1,5 +1,7 @@
 #include "kb/lint.hpp"
 
+#include "kb/predicate.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -79,6 +81,21 @@ ReferenceKind classify_reference(std::string_view url) {
     return kind;
 }
 
+namespace {
+// A version test that holds for every release from some version on (as the predicate is
+// evaluated: under a negation `<X` becomes `>=X`): a rule that will fire on kernels and
+// runtimes nobody has tested (docs/kb-format.md, "Severity").
+void collect_open_ended(const Predicate& p, bool negated, std::vector<std::string>& out) {
+    if (p.kind == Predicate::Kind::leaf) {
+        if (p.leaf.op != LeafOp::version || !p.leaf.range) return;
+        const bool open_ended = negated ? !p.leaf.range->bounded_below() : !p.leaf.range->bounded_above();
+        if (open_ended) out.push_back(fmt::format("{} {}\"{}\"", p.leaf.path, negated ? "not " : "", p.leaf.range->text()));
+        return;
+    }
+    for (const auto& c : p.children) collect_open_ended(c, negated != (p.kind == Predicate::Kind::negation), out);
+}
+}  // namespace
+
 std::vector<LintProblem> lint(const KnowledgeBase& kb, const std::set<std::string>* patches,
                               const std::vector<HealthyMachine>& healthy) {
     std::vector<LintProblem> out;
@@ -110,6 +127,22 @@ std::vector<LintProblem> lint(const KnowledgeBase& kb, const std::set<std::strin
             break;
         case Confidence::hypothesis:
         case Confidence::generic: break;  // any reference: the documentation the reasoning rests on
+        }
+        // Severity discipline (docs/kb-format.md, "Severity"): a critical or a warning names a
+        // failure a source shows, so it cannot rest on a hypothesis; one driven by a version
+        // range states where the range ends.
+        if (e.severity != Severity::info && e.confidence == Confidence::hypothesis)
+            add("severity", fmt::format("{} with confidence hypothesis: a warning or critical needs a source that "
+                                        "shows the failure (reported or better); otherwise make it info",
+                                        severity_name(e.severity)));
+        if (e.applies && e.severity != Severity::info) {
+            std::vector<std::string> open_ended;
+            collect_open_ended(*e.applies, false, open_ended);
+            for (const auto& t : open_ended)
+                add("version-unbounded",
+                    fmt::format("{} has no upper bound: state the last release the sources cover (and the date "
+                                "checked in notes), or drive the entry by log evidence",
+                                t));
         }
         if (e.applies && e.fixes.empty() && e.severity != Severity::info)
             add("cost", "an entry that doctor reports above info needs at least one fix");

@@ -1,5 +1,7 @@
 #include "kb/version.hpp"
 
+#include <algorithm>
+
 #include <cctype>
 
 namespace rmcp::kb {
@@ -42,6 +44,18 @@ std::string_view trim(std::string_view s) {
     return s;
 }
 }  // namespace
+
+bool VersionRange::bounded_above() const {
+    return std::any_of(m_bounds.begin(), m_bounds.end(), [](const VersionBound& b) {
+        return b.op == VersionOp::lt || b.op == VersionOp::le || b.op == VersionOp::eq;
+    });
+}
+
+bool VersionRange::bounded_below() const {
+    return std::any_of(m_bounds.begin(), m_bounds.end(), [](const VersionBound& b) {
+        return b.op == VersionOp::gt || b.op == VersionOp::ge || b.op == VersionOp::eq;
+    });
+}
 
 Result<VersionRange> VersionRange::parse(std::string_view text) {
     VersionRange range;

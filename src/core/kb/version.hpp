@@ -32,6 +32,9 @@ public:
     [[nodiscard]] bool contains(const std::vector<unsigned long>& v) const;
     [[nodiscard]] bool contains(std::string_view version) const;  // false when unparsable
     [[nodiscard]] const std::string& text() const { return m_text; }
+    // True when some bound limits the range from above (<, <=, ==) or from below (>, >=, ==).
+    [[nodiscard]] bool bounded_above() const;
+    [[nodiscard]] bool bounded_below() const;
 
 private:
     std::vector<VersionBound> m_bounds;

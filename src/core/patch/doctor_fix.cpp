@@ -84,6 +84,7 @@ Facts facts_with_env(const Facts& facts, const UserEnv& user, const ProfileEnv* 
         gpu.gfx_override.reset();
         apply_gfx_override(gpu, out.env);
     }
+    apply_visibility(out.gpus, out.env);
     return out;
 }
 
@@ -226,6 +227,11 @@ Result<DoctorOutcome> doctor_with_state(const Root& root, const kb::KnowledgeBas
         out.report.findings.push_back(std::move(f));
     }
     for (auto f : effective.findings) {
+        if (f.entry->severity == kb::Severity::info) {
+            f.status = kb::FindingStatus::info;
+            out.report.findings.push_back(std::move(f));
+            continue;
+        }
         for (const auto& fix : f.entry->fixes) {
             const Patch* p = patches->find(fix.patch);
             if (p && p->takes_effect == TakesEffect::relogin) {

@@ -135,9 +135,16 @@ DerivedSets machine_derived_sets(const Facts& facts, const Profile* override_pro
     DerivedSets out;
     std::map<unsigned, std::string> needs;  // KFD node -> value
     std::set<std::string> families;         // of every GPU with a KFD node
+    // An integrated GPU next to a discrete one is never given an override: AMD's install guide
+    // says ROCm does not support integrated graphics and may crash the system when it can
+    // enumerate one (igpu-selected hides it instead; KB audit 2, docs/kb-audit.md). It still
+    // counts among the families, so no global value reaches it from a sibling of another family.
+    const bool has_dgpu = std::any_of(facts.gpus.begin(), facts.gpus.end(),
+                                      [](const Gpu& g) { return g.node && !g.integrated.value_or(false); });
     for (const auto& gpu : facts.gpus) {
         if (!gpu.node || !gpu.gfx_target) continue;
         families.insert(gpu_family_key(*gpu.gfx_target));
+        if (has_dgpu && gpu.integrated.value_or(false)) continue;
         if (auto v = needed_override(gpu, override_profile, libraries)) needs[*gpu.node] = *v;
     }
     auto& per_node = out.sets["per-node-override"];
