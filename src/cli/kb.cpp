@@ -95,7 +95,8 @@ int do_lint(Context& ctx, const KbOptions& o) {
         std::vector<std::string> zoo;
         std::error_code ec;
         for (const auto& d : std::filesystem::directory_iterator(ctx.data_dir() / "tests" / "fixtures" / "healthy", ec))
-            if (d.is_directory(ec)) zoo.push_back(d.path().string());
+            if (d.is_directory(ec) && std::filesystem::exists(d.path() / ".rmcp-meta", ec))  // a fixture root
+                zoo.push_back(d.path().string());
         std::sort(zoo.begin(), zoo.end());
         roots.insert(roots.end(), zoo.begin(), zoo.end());
         if (roots.empty())

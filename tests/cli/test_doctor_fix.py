@@ -74,6 +74,33 @@ def test_fix_then_doctor_then_rollback(rmcp, tmp_path, fixture):
     assert fixable(again) == wanted
 
 
+def open_by_severity(report, severity):
+    return {key(f) for f in report["findings"] if f["status"] == "open" and f["severity"] == severity}
+
+
+@pytest.mark.parametrize("fixture", [p.name for p in fixture_roots()])
+def test_following_next_never_raises_the_critical_count(rmcp, tmp_path, fixture):
+    """Issue 28: each open finding's `next:` command (`rmcp patch apply ID`), applied alone on a
+    copy, never leaves more open criticals than before, nor a critical that was not there."""
+    root = copy_fixture(tmp_path, fixture)
+    before = doctor(rmcp, root)
+    nexts = sorted({f["next_command"].split(" patch apply ", 1)[1].split()[0] for f in before["findings"]
+                    if f["status"] == "open" and " patch apply " in (f["next_command"] or "")})
+    if not nexts:
+        pytest.skip(f"{fixture}: no open finding whose next command applies a patch")
+    critical = open_by_severity(before, "critical")
+    for patch_id in nexts:
+        pristine = tree_hash(root)
+        applied = rmcp("--root", root, "patch", "apply", "-y", "--format", "json", patch_id, env=env(), check=0)
+        assert applied.returncode == 0, applied.stderr.decode()
+        after = open_by_severity(doctor(rmcp, root), "critical")
+        assert len(after) <= len(critical) and after <= critical, f"{patch_id}: {sorted(after - critical)}"
+        txn = json.loads(applied.stdout)["transaction"]
+        if txn:
+            rmcp("--root", root, "patch", "rollback", txn, env=env(), check=0)
+        assert tree_hash(root) == pristine
+
+
 def test_fix_refuses_without_a_terminal(rmcp, tmp_path):
     root = copy_fixture(tmp_path, "rx6700xt-gfx1031")
     pristine = tree_hash(root)

@@ -8,7 +8,9 @@ every entry (the fix doctor proposes; for log-only entries the one explain propo
   (c) remove an override the installed PyTorch needs: a same-family override on a GPU whose
       chip the torch library has no code for (`rmcp scan` coverage, chip_covered false) must
       still be in effect afterwards, through a variable the runtime reads (per-node forms only
-      from ROCm 6.3: ROCR-Runtime commit 84567b64).
+      from ROCm 6.3: ROCR-Runtime commit 84567b64),
+  (d) give an integrated GPU an override while a discrete GPU is present (AMD: ROCm does not
+      support integrated graphics and may crash the system; KB audit 2, item 1).
 
 The plans come from the real binary (`rmcp patch plan --format json`, `rmcp env --profile auto`)
 on the fixture roots, whose HOME has no profile.env yet.
@@ -112,7 +114,11 @@ class Machine:
                 hit = [g for g in self.gpus if self.effective(final, g) == value]
             else:
                 hit = [g for g in self.gpus if g["node"] == int(m.group(1))]
+            has_dgpu = any(g.get("integrated") is False for g in self.gpus)
             for g in hit:
+                if has_dgpu and g.get("integrated") and m.group(1) is not None:
+                    problems.append(f"{what}: {name}={value} points ROCm at the integrated {g['gfx_target']} "
+                                    f"(node {g['node']}) next to a discrete GPU")
                 if target is None or isa_family(target) != isa_family(g["gfx_target"]):
                     problems.append(f"{what}: {name}={value} makes {g['gfx_target']} (node {g['node']}) run "
                                     f"{target}, another ISA family")
@@ -180,7 +186,8 @@ def test_the_check_catches_what_the_audit_found(rmcp):
     mixed = Machine(rmcp, FIXTURES / "desktop-igpu-dgpu-hip-visible")
     problems = mixed.check({"HSA_OVERRIDE_GFX_VERSION": "10.3.0"}, "old rdna2-no-override fix")
     assert any("global" in p for p in problems) and any("another ISA family" in p for p in problems)
-    assert not mixed.check({"HSA_OVERRIDE_GFX_VERSION_2": "10.3.0"}, "per node")
+    # (d): the per-node 10.3.0 for the gfx1036 iGPU that replaced it (KB audit 2, item 1).
+    assert any("integrated" in p for p in mixed.check({"HSA_OVERRIDE_GFX_VERSION_2": "10.3.0"}, "per node"))
     # (c): unsetting the 11.0.0 an RX 7800 XT needs with torch 2.4 (the old override-on-supported-gpu fix).
     rx7800 = Machine(rmcp, FIXTURES / "rx7800xt-gfx1101-override")
     assert rx7800.check({"HSA_OVERRIDE_GFX_VERSION": None}, "old unset")

@@ -369,9 +369,6 @@ GOLDEN_PLANS = [
     ("kfd-no-access", "advise-render-group", HOME),
     ("laptop-780m-gfx1103", "python-spawn-hook", "/home/lee"),  # the venv PyTorch detect finds
     ("desktop-igpu-dgpu", "env-hip-visible-dgpu", HOME),
-    # gfx1100 + gfx1036 on a ROCm 6.3 wheel: only node 2, and the global variable unset
-    ("desktop-igpu-dgpu-hip-visible", "env-override-per-node", HOME),
-    ("desktop-igpu-dgpu-hip-visible", "env-override-same-family", HOME),
     ("rx7600s-gfx1102-no-override", "env-override-same-family", HOME),  # one family: global 11.0.0
     ("rx9070xt-rocm62", "advise-install-rocm-torch", HOME),
     ("kb-rdna1-no-override", "advise-install-rocm-torch", HOME),  # RDNA1: the command chosen by GPU
@@ -392,6 +389,15 @@ def test_golden_plans(rmcp, fixture, patch_id, home):
     assert out == golden.read_text()
 
 
+@pytest.mark.parametrize("patch_id", ["env-override-per-node", "env-override-same-family"])
+def test_no_override_for_an_igpu_next_to_a_discrete_gpu(rmcp, patch_id):
+    """KB audit 2, item 1: gfx1100 + gfx1036 on a ROCm 6.3 wheel used to get
+    HSA_OVERRIDE_GFX_VERSION_2=10.3.0, making ROCm run kernels on the iGPU; now nothing needs one."""
+    root = FIXTURES / "desktop-igpu-dgpu-hip-visible"
+    err = rmcp("--root", root, "patch", "plan", patch_id, env={"HOME": HOME}, check=3).stderr.decode()
+    assert "no GPU on this machine needs an override" in err
+
+
 def test_per_node_override_needs_a_gpu_that_wants_one(rmcp):
     root = FIXTURES / "rx7900xtx-gfx1100"
     if not root.is_dir():
@@ -400,11 +406,15 @@ def test_per_node_override_needs_a_gpu_that_wants_one(rmcp):
     assert "no GPU on this machine needs an override" in err
 
 
-def test_per_node_override_is_refused_where_the_runtime_ignores_it(rmcp):
+def test_per_node_override_is_refused_where_the_runtime_ignores_it(rmcp, tmp_path):
     """libhsakmt reads HSA_OVERRIDE_GFX_VERSION_<node> from ROCm 6.3 on (ROCR-Runtime commit
-    84567b64); desktop-igpu-dgpu's torch is 2.3.0+rocm6.0, whose runtime would ignore it and
-    leave the iGPU without the override it needs."""
-    root = FIXTURES / "desktop-igpu-dgpu"
+    84567b64); desktop-igpu-dgpu's torch is 2.3.0+rocm6.0, whose runtime would ignore it. Its dGPU
+    made a gfx1102 (outside AMD's list: it needs 11.0.0) next to the gfx1036 iGPU (another family),
+    so only a per-node value would do, and the runtime would drop it."""
+    root = tmp_path / "desktop-igpu-dgpu"
+    shutil.copytree(FIXTURES / "desktop-igpu-dgpu", root, symlinks=True)
+    props = root / "sys/class/kfd/kfd/topology/nodes/1/properties"
+    props.write_text(props.read_text().replace("gfx_target_version 110000", "gfx_target_version 110002"))
     for patch_id in ("env-override-per-node", "env-override-same-family"):
         err = rmcp("--root", root, "patch", "plan", patch_id, env={"HOME": HOME}, check=3).stderr.decode()
         assert "does not read HSA_OVERRIDE_GFX_VERSION_<node>" in err and "6.0.32830" in err, err

@@ -72,10 +72,11 @@ TEST(KbLint, CostsMustSaySomethingAndPatchesMustExist) {
 TEST(KbLint, OnlyInfoMayFireOnHealthyMachines) {
     const auto make = [](const char* severity) {
         KnowledgeBase kb;
-        kb.entries.push_back(entry_from(std::string("severity = \"") + severity +
-                                        "\"\nconfidence = \"hypothesis\"\nreferences = [\"https://example.org/\"]\n"
-                                        "[applies]\nfact = \"driver.loaded\"\nequals = true\n"
-                                        "[[fixes]]\npatch = \"a\"\ncost = \"a reboot\"\n"));
+        kb.entries.push_back(
+            entry_from(std::string("severity = \"") + severity +
+                       "\"\nconfidence = \"reported\"\nreferences = [\"https://github.com/o/r/issues/1\"]\n"
+                       "[applies]\nfact = \"driver.loaded\"\nequals = true\n"
+                       "[[fixes]]\npatch = \"a\"\ncost = \"a reboot\"\n"));
         return kb;
     };
     const std::vector<HealthyMachine> healthy{{"loaded",
@@ -96,4 +97,29 @@ TEST(KbLint, ShippedKnowledgeBaseHasNoSourceOrCostProblem) {
 }
 
 }  // namespace
+// Issue 28's severity discipline: a warning or critical cannot rest on a hypothesis, and a version
+// range in its [applies] states where it ends (under a negation the bounds swap).
+TEST(KbLint, SeverityNeedsASourceAndVersionRangesAnEnd) {
+    const auto entry = [](const char* severity, const char* confidence, const char* applies) {
+        KnowledgeBase kb;
+        kb.entries.push_back(entry_from(std::string("severity = \"") + severity + "\"\nconfidence = \"" + confidence +
+                                        "\"\nreferences = [\"https://github.com/o/r/issues/1\"]\n[applies]\n" +
+                                        applies + "[[fixes]]\npatch = \"a\"\ncost = \"a reboot\"\n"));
+        return kb;
+    };
+    const char* loaded = "fact = \"driver.loaded\"\nequals = true\n";
+    EXPECT_EQ(checks_of(entry("warning", "hypothesis", loaded)), (std::vector<std::string>{"severity"}));
+    EXPECT_TRUE(checks_of(entry("info", "hypothesis", loaded)).empty());
+    EXPECT_TRUE(checks_of(entry("critical", "reported", loaded)).empty());
+    const char* open_ended = "fact = \"driver.kernel_release\"\nversion = \">=6.18\"\n";
+    const char* bounded = "fact = \"driver.kernel_release\"\nversion = \">=6.18, <6.20\"\n";
+    const char* negated_upper = "not = { fact = \"driver.kernel_release\", version = \"<6.18\" }\n";
+    const char* negated_lower = "not = { fact = \"driver.kernel_release\", version = \">=6.18\" }\n";
+    EXPECT_EQ(checks_of(entry("warning", "reported", open_ended)), (std::vector<std::string>{"version-unbounded"}));
+    EXPECT_EQ(checks_of(entry("warning", "reported", negated_upper)), (std::vector<std::string>{"version-unbounded"}));
+    EXPECT_TRUE(checks_of(entry("warning", "reported", bounded)).empty());
+    EXPECT_TRUE(checks_of(entry("warning", "reported", negated_lower)).empty());
+    EXPECT_TRUE(checks_of(entry("info", "reported", open_ended)).empty());
+}
+
 }  // namespace rmcp::kb

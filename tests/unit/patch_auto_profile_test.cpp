@@ -40,8 +40,9 @@ AutoChoice choose(const std::string& fixture) {
 TEST(AutoProfile, NoAmdGpuChangesNothing) {
     const auto c = choose("no-amdgpu");
     EXPECT_EQ(c.profile, "default");
-    EXPECT_EQ(c.why, "detect found no AMD GPU with a known target: nothing to change (other vendors' GPUs are left alone)");
-    EXPECT_EQ(c.rule_line, 13U);  // the first [[rule]] of auto.toml
+    EXPECT_EQ(c.why,
+              "detect found no AMD GPU with a known target: nothing to change (other vendors' GPUs are left alone)");
+    EXPECT_EQ(c.rule_line, 18U);  // the first [[rule]] of auto.toml
 }
 
 TEST(AutoProfile, InaccessibleKfdRunsOnTheCpu) {
@@ -49,14 +50,14 @@ TEST(AutoProfile, InaccessibleKfdRunsOnTheCpu) {
     const auto c = choose("kfd-no-access");
     EXPECT_EQ(c.profile, "cpu");
     EXPECT_EQ(c.why, "/dev/kfd is not accessible to this user (see the device-access patch)");
-    EXPECT_EQ(c.rule_line, 18U);
+    EXPECT_EQ(c.rule_line, 24U);
 }
 
 TEST(AutoProfile, UnsupportedRdna2ChipRunsAsItsFamilysSupportedMember) {
     // gfx1031 is not on AMD's list; isa-override has a rule for gfx1031-gfx1036 (→ 10.3.0).
     const auto c = choose("rx6700xt-gfx1031");
     EXPECT_EQ(c.profile, "isa-override");
-    EXPECT_EQ(c.rule_line, 23U);
+    EXPECT_EQ(c.rule_line, 32U);
 }
 
 TEST(AutoProfile, SupportedOrOverrideLessChipsGetTheDefault) {
@@ -66,7 +67,7 @@ TEST(AutoProfile, SupportedOrOverrideLessChipsGetTheDefault) {
     const auto c = choose("rx5500xt-gfx1012");
     EXPECT_EQ(c.profile, "default");
     EXPECT_EQ(c.why, "no rule above matched");
-    EXPECT_EQ(c.rule_line, 26U);
+    EXPECT_EQ(c.rule_line, 39U);
 }
 
 class AutoRulesFile : public ::testing::Test {

@@ -48,6 +48,7 @@ TEST(PatchDoctorFix, FactsFollowProfileEnvThenProfile) {
 TEST(PatchDoctorFix, FixIdsAreTheOpenFindingsFirstFixesOnceEach) {
     kb::Entry a;
     a.id = "a";
+    a.severity = kb::Severity::warning;
     kb::DoctorReport report;
     const auto add = [&](kb::FindingStatus status, std::string fix) {
         kb::Finding f;
@@ -78,6 +79,9 @@ TEST(PatchDoctorFix, ChooseAutoGivesTheRungAndItsEnvironment) {
     Facts facts = one_gpu("gfx1031");
     facts.gpus[0].officially_supported = Fact<bool>::known(false, "test");
     facts.kfd.accessible = Fact<bool>::known(true, "test");
+    TorchInstall torch;  // a ROCm PyTorch: without ROCm, auto changes nothing (issue 28)
+    torch.hip_version = Fact<std::string>::known("6.2.41133", "test");
+    facts.torch.push_back(torch);
     AutoSources sources{k_source / "profiles" / "rules" / "auto.toml", k_source / "patches", k_source / "kb"};
     auto d = choose_auto(*profiles, facts, nlohmann::json::object(), sources);
     ASSERT_TRUE(d.ok()) << d.error().message();
@@ -86,8 +90,9 @@ TEST(PatchDoctorFix, ChooseAutoGivesTheRungAndItsEnvironment) {
     facts.gpus.clear();
     d = choose_auto(*profiles, facts, nlohmann::json::object(), sources);
     ASSERT_TRUE(d.ok());
-    EXPECT_EQ(d->choice.profile, "cpu");
-    EXPECT_TRUE(d->env.hide_gpu);
+    // No AMD GPU: nothing is hidden (KB audit 2: an NVIDIA GPU would be switched off).
+    EXPECT_EQ(d->choice.profile, "default");
+    EXPECT_FALSE(d->env.hide_gpu);
 }
 
 // User profiles are read through the Root and add to the ladder; one with a shipped name wins.

@@ -487,7 +487,6 @@ void number_rocm_devices(Facts& facts) {
     for (unsigned i = 0; i < enumerated.size(); ++i) enumerated[i]->rocm_index = i;
 }
 
-
 std::vector<Gpu> collect_drm_only_gpus(Collector& c, const AmdgpuIds& ids, const std::set<std::uint64_t>& kfd_minors);
 void pair_hidden_nodes(Facts& facts, std::vector<Gpu>& drm_only);
 

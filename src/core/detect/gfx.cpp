@@ -94,8 +94,8 @@ const FamilyRow* find_family(std::string_view gfx) {
 // data/rocm-support.toml (sources, first release and the date it was checked) is the source;
 // Gfx.SupportListIsTheDataFile keeps this copy equal to it.
 constexpr std::string_view k_official[] = {
-    "gfx900",  "gfx906",  "gfx908",  "gfx90a",  "gfx940",  "gfx941",  "gfx942",
-    "gfx950",  "gfx1030", "gfx1100", "gfx1101", "gfx1151", "gfx1200", "gfx1201",
+    "gfx900", "gfx906",  "gfx908",  "gfx90a",  "gfx940",  "gfx941",  "gfx942",
+    "gfx950", "gfx1030", "gfx1100", "gfx1101", "gfx1151", "gfx1200", "gfx1201",
 };
 }  // namespace
 

@@ -89,7 +89,8 @@ void collect_open_ended(const Predicate& p, bool negated, std::vector<std::strin
     if (p.kind == Predicate::Kind::leaf) {
         if (p.leaf.op != LeafOp::version || !p.leaf.range) return;
         const bool open_ended = negated ? !p.leaf.range->bounded_below() : !p.leaf.range->bounded_above();
-        if (open_ended) out.push_back(fmt::format("{} {}\"{}\"", p.leaf.path, negated ? "not " : "", p.leaf.range->text()));
+        if (open_ended)
+            out.push_back(fmt::format("{} {}\"{}\"", p.leaf.path, negated ? "not " : "", p.leaf.range->text()));
         return;
     }
     for (const auto& c : p.children) collect_open_ended(c, negated != (p.kind == Predicate::Kind::negation), out);

@@ -27,7 +27,7 @@ Result<std::optional<bool>> opt_bool_condition(const toml::table& t, std::string
 }  // namespace
 
 Result<AutoChoice> choose_auto_profile(const ProfileSet& profiles, const std::filesystem::path& rules_file,
-                                       const Facts& facts) {
+                                       const Facts& facts, const nlohmann::json* libraries) {
     const std::string file = rules_file.string();
     std::ifstream in(rules_file, std::ios::binary);
     if (!in) return Error{"reading auto-profile rules", file, "cannot open", ExitCode::environment};
@@ -45,7 +45,7 @@ Result<AutoChoice> choose_auto_profile(const ProfileSet& profiles, const std::fi
         const unsigned line = line_of(item);
         if (auto s = detail::check_keys(t, file,
                                         {"profile", "why", "gpu_count", "kfd_accessible", "officially_supported",
-                                         "override_applies"},
+                                         "override_applies", "rocm_installed", "needs_override"},
                                         "a rule");
             !s)
             return s.error();
@@ -78,6 +78,17 @@ Result<AutoChoice> choose_auto_profile(const ProfileSet& profiles, const std::fi
         auto applies = opt_bool_condition(t, "override_applies", file);
         if (!applies) return applies.error();
         if (*applies) holds = holds && ProfileSet::override_applies(*profile, targets) == **applies;
+        auto installed = opt_bool_condition(t, "rocm_installed", file);
+        if (!installed) return installed.error();
+        if (*installed) {
+            const bool rocm_torch = std::any_of(facts.torch.begin(), facts.torch.end(),
+                                                [](const TorchInstall& ti) { return ti.hip_version.is_known(); });
+            holds = holds && (rocm_torch || !facts.rocm.empty()) == **installed;
+        }
+        auto needs = opt_bool_condition(t, "needs_override", file);
+        if (!needs) return needs.error();
+        if (*needs)
+            holds = holds && !gpus_needing_override(facts, profiles.find("isa-override"), libraries).empty() == **needs;
         if (holds) return AutoChoice{*name, *why, line};
     }
     return Error{"choosing a profile with", file, "no rule matched (end the file with a rule without conditions)",
@@ -102,6 +113,8 @@ void add_findings_env(const kb::KnowledgeBase& kb, const nlohmann::json& doctor_
     std::set<std::string> unset;
     const auto report = kb::run_doctor(kb, doctor_facts);
     for (const auto& finding : report.findings) {
+        // An info finding is a fact, not a problem: auto changes nothing for it (issue 28).
+        if (finding.entry->severity == kb::Severity::info) continue;
         for (const auto& fix : finding.entry->fixes) {
             const Patch* p = patches.find(fix.patch);
             if (!p) continue;
@@ -145,7 +158,9 @@ void add_findings_env(const kb::KnowledgeBase& kb, const nlohmann::json& doctor_
 
 Result<AutoDecision> choose_auto(const ProfileSet& profiles, const Facts& facts, const nlohmann::json& doctor_facts,
                                  const AutoSources& sources) {
-    auto choice = choose_auto_profile(profiles, sources.rules_file, facts);
+    const nlohmann::json* libraries = nullptr;
+    if (auto it = doctor_facts.find("libraries"); it != doctor_facts.end()) libraries = &*it;
+    auto choice = choose_auto_profile(profiles, sources.rules_file, facts, libraries);
     if (!choice) return choice.error();
     AutoDecision d;
     d.choice = *choice;

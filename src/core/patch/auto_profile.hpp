@@ -27,8 +27,9 @@ struct AutoChoice {
 };
 
 // The rules alone.
+// `libraries`: scan's coverage facts, which decide `needs_override` (else AMD's list does).
 Result<AutoChoice> choose_auto_profile(const ProfileSet& profiles, const std::filesystem::path& rules_file,
-                                       const Facts& facts);
+                                       const Facts& facts, const nlohmann::json* libraries = nullptr);
 
 struct AutoDecision {
     AutoChoice choice;

@@ -132,6 +132,10 @@ struct DerivedSets {
 };
 DerivedSets machine_derived_sets(const Facts& facts, const Profile* override_profile,
                                  const nlohmann::json* libraries = nullptr);
+// The GPUs (KFD node -> value) that need an override by the rule above; never a GPU that
+// *_VISIBLE_DEVICES hides, nor an integrated GPU next to a discrete one (issue 28).
+std::map<unsigned, std::string> gpus_needing_override(const Facts& facts, const Profile* override_profile,
+                                                      const nlohmann::json* libraries = nullptr);
 // The sets only (older callers).
 std::map<std::string, std::map<std::string, std::string>> machine_derived(const Facts& facts,
                                                                           const Profile* override_profile);

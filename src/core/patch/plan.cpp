@@ -110,6 +110,12 @@ std::string gpu_family_key(const std::string& gfx) { return gfx_generic_target(g
 // itself), then AMD's list and the isa-override rules.
 std::optional<std::string> needed_override(const Gpu& gpu, const Profile* rules, const nlohmann::json* libraries) {
     if (!gpu.node || !gpu.gfx_target) return std::nullopt;
+    // A same-family override the machine already has keeps working when the library has code
+    // for the target it selects (or when nothing says otherwise): it is not replaced by another
+    // sibling's value (the healthy-machine zoo: a 780M run as 11.0.2, issue 28).
+    const bool own_same_family = gpu.gfx_override && gpu.gfx_override->target &&
+                                 (gpu.gfx_override->relation == OverrideRelation::same_family ||
+                                  gpu.gfx_override->relation == OverrideRelation::identical);
     if (libraries && libraries->contains("coverage") && (*libraries)["coverage"].is_array()) {
         bool any_row = false;
         std::optional<std::string> value;
@@ -117,11 +123,13 @@ std::optional<std::string> needed_override(const Gpu& gpu, const Profile* rules,
             if (!row.is_object() || row.value("node", nlohmann::json()).is_null()) continue;
             if (row["node"].get<unsigned>() != *gpu.node || row.value("library", "") != "torch_hip") continue;
             any_row = true;
+            if (own_same_family && row.value("covered", false)) return std::nullopt;
             const auto chip_override = row.value("chip_override", nlohmann::json());
             if (!row.value("chip_covered", true) && chip_override.is_string()) value = chip_override.get<std::string>();
         }
         if (any_row) return value;  // the library decides; no row: fall back to the list
     }
+    if (own_same_family) return std::nullopt;
     if (gpu.officially_supported.value_or(true) || !rules) return std::nullopt;
     for (const auto& rule : rules->gfx_override)
         if (std::find(rule.targets.begin(), rule.targets.end(), *gpu.gfx_target) != rule.targets.end())
@@ -131,22 +139,30 @@ std::optional<std::string> needed_override(const Gpu& gpu, const Profile* rules,
 
 }  // namespace
 
-DerivedSets machine_derived_sets(const Facts& facts, const Profile* override_profile, const nlohmann::json* libraries) {
-    DerivedSets out;
+std::map<unsigned, std::string> gpus_needing_override(const Facts& facts, const Profile* override_profile,
+                                                      const nlohmann::json* libraries) {
     std::map<unsigned, std::string> needs;  // KFD node -> value
-    std::set<std::string> families;         // of every GPU with a KFD node
     // An integrated GPU next to a discrete one is never given an override: AMD's install guide
     // says ROCm does not support integrated graphics and may crash the system when it can
-    // enumerate one (igpu-selected hides it instead; KB audit 2, docs/kb-audit.md). It still
-    // counts among the families, so no global value reaches it from a sibling of another family.
+    // enumerate one (igpu-selected hides it instead; KB audit 2, docs/kb-audit.md). A GPU that
+    // *_VISIBLE_DEVICES hides runs nothing. Both still count among the families below, so no
+    // global value reaches them from a sibling of another family.
     const bool has_dgpu = std::any_of(facts.gpus.begin(), facts.gpus.end(),
                                       [](const Gpu& g) { return g.node && !g.integrated.value_or(false); });
     for (const auto& gpu : facts.gpus) {
-        if (!gpu.node || !gpu.gfx_target) continue;
-        families.insert(gpu_family_key(*gpu.gfx_target));
+        if (!gpu.node || !gpu.gfx_target || gpu.hidden_by) continue;
         if (has_dgpu && gpu.integrated.value_or(false)) continue;
         if (auto v = needed_override(gpu, override_profile, libraries)) needs[*gpu.node] = *v;
     }
+    return needs;
+}
+
+DerivedSets machine_derived_sets(const Facts& facts, const Profile* override_profile, const nlohmann::json* libraries) {
+    DerivedSets out;
+    const auto needs = gpus_needing_override(facts, override_profile, libraries);
+    std::set<std::string> families;  // of every GPU with a KFD node
+    for (const auto& gpu : facts.gpus)
+        if (gpu.node && gpu.gfx_target) families.insert(gpu_family_key(*gpu.gfx_target));
     auto& per_node = out.sets["per-node-override"];
     auto& same_family = out.sets["same-family-override"];
     if (needs.empty()) {
