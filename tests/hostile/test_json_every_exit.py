@@ -8,7 +8,8 @@ the failing paths listed for it below. Round 2 found `patch rollback` printing t
 nothing when there was nothing to roll back) and `run -- /missing` printing nothing (D15).
 
 The only stdout that is not rmcp's own: `run` once its child started (its stdout is the
-child's; the cases below start none, or a child that prints nothing and is then excluded).
+child's; the cases below start none). Text-by-nature output (env's script, completions, help,
+the manual page) comes as a string inside the document.
 """
 import json
 import re
@@ -21,28 +22,23 @@ from conftest import BUILD, FIXTURES, REPO
 FIXTURE = FIXTURES / "rx6600-gfx1032"
 
 
-def leaf_commands(binary, prefix=()):
-    """Every leaf command, from the SUBCOMMANDS section of each command's --help."""
+def all_commands(binary, prefix=()):
+    """Every command and subcommand, from the "Subcommands:" section of each --help. A
+    command with subcommands is listed too: run alone, it must still answer in JSON."""
     proc = subprocess.run([str(binary), *prefix, "--help"], capture_output=True, timeout=60,
                           env={"PATH": "/usr/bin:/bin", "NO_COLOR": "1", "RMCP_DATA_DIR": str(REPO)})
     text = proc.stdout.decode(errors="replace")
     names = []
-    if "SUBCOMMANDS:" in text:
-        for line in text.split("SUBCOMMANDS:", 1)[1].splitlines()[1:]:
-            m = re.match(r"^  (\S+)", line)
-            if not line.strip():
-                if names:
-                    break
-                continue
-            if m:
-                names.append(m.group(1))
-            elif not line.startswith("   "):
+    if "\nSubcommands:\n" in text:
+        for line in text.split("\nSubcommands:\n", 1)[1].splitlines():
+            m = re.match(r"^  ([a-z][a-z0-9-]*)\s", line)
+            if not m:
                 break
-    if not names:
-        return [list(prefix)] if prefix else []
-    out = []
+            names.append(m.group(1))
+    out = [list(prefix)] if prefix else []
     for name in names:
-        out += leaf_commands(binary, (*prefix, name))
+        if name != "help" or not prefix:
+            out += all_commands(binary, (*prefix, name))
     return out
 
 
@@ -73,7 +69,7 @@ ORDINARY = {
     "probe": [["probe", "--python", "/nonexistent/python3"]],
     "probe report": [["probe", "report", "/nonexistent/probe.json"]],
     "completions": [["completions", "bash"], ["completions", "no-such-shell"]],
-    "help": [["help"], ["help", "detect"]],
+    "help": [["help"], ["help", "detect"], ["help", "no-such-command"], ["help", "--man"]],
 }
 
 
@@ -81,8 +77,8 @@ def exit_paths():
     binary = BUILD / "rmcp"
     if not binary.exists():
         return [pytest.param(None, None, id="rmcp-not-built")]
-    cases = []
-    for leaf in leaf_commands(binary):
+    cases = [pytest.param("", [], id="no command")]
+    for leaf in all_commands(binary):
         name = " ".join(leaf)
         for args in ORDINARY.get(name, [leaf]):
             cases.append(pytest.param(name, args, id=" ".join(args)))
@@ -95,6 +91,7 @@ def exit_paths():
 @pytest.mark.parametrize("name,args", exit_paths())
 def test_one_json_document_on_every_exit_path(rmcp, tmp_path, name, args):
     assert name is not None, "rmcp is not built"
+    assert len(exit_paths()) > 60  # the commands were found in the help
     (tmp_path / "empty-dir").mkdir()
     root_copy = tmp_path / "root"
     (root_copy / "etc/modprobe.d").mkdir(parents=True)
