@@ -86,6 +86,11 @@ def test_random_interleavings_keep_journals_and_files_in_agreement(rmcp, tmp_pat
     while rounds < ROUNDS and time.monotonic() - started < SECONDS:
         rounds += 1
         where = f"{seed} round {rounds}"
+        # Something to roll back from the start: a rollback racing an apply is the case
+        # that matters most (D2).
+        for _ in range(rng.randint(0, 2)):
+            subprocess.run([binary, "--root", root, "patch", "apply", "--yes", *rng.sample(USER_PATCHES, 1)],
+                           env=env_for(None), capture_output=True, timeout=60)
         known = [t["id"] for t in status(binary, root, where)]
         procs = []
         for _ in range(rng.randint(3, 6)):
@@ -102,7 +107,7 @@ def test_random_interleavings_keep_journals_and_files_in_agreement(rmcp, tmp_pat
             else:
                 args = ["patch", "status"]
             points = rng.choice(["lock", "rename", "lock,rename"])
-            delay = f"{points}:{rng.choice([1, 5, 20, 60])}" if rng.random() < 0.8 else None
+            delay = f"{points}:{rng.choice([1, 5, 20, 60, 150])}" if rng.random() < 0.8 else None
             offset = rng.uniform(0, 0.15)
             procs.append((offset, args, delay))
         procs.sort(key=lambda p: p[0])
