@@ -199,14 +199,13 @@ int do_rollback(Context& ctx, const PatchOptions& po) {
             for (const auto& t : (*done)->targets)
                 targets.push_back(
                     {{"path", shown_path(*root, t.path)}, {"action", t.existed ? "restored" : "removed"}});
-        fmt::print("{}", json_output(ctx, nlohmann::json{{"schema_version", 1},
-                                                         {"transaction", *done ? nlohmann::json((*done)->id)
-                                                                               : nlohmann::json(nullptr)},
-                                                         {"patches", *done ? nlohmann::json((*done)->patches)
-                                                                           : nlohmann::json::array()},
-                                                         {"targets", targets},
-                                                         {"note", *done ? nlohmann::json(nullptr)
-                                                                        : nlohmann::json(nothing)}}));
+        fmt::print("{}",
+                   json_output(ctx, nlohmann::json{
+                                        {"schema_version", 1},
+                                        {"transaction", *done ? nlohmann::json((*done)->id) : nlohmann::json(nullptr)},
+                                        {"patches", *done ? nlohmann::json((*done)->patches) : nlohmann::json::array()},
+                                        {"targets", targets},
+                                        {"note", *done ? nlohmann::json(nullptr) : nlohmann::json(nothing)}}));
         return 0;
     }
     if (!*done) {

@@ -353,8 +353,8 @@ Status write_targets(const Root& root, const Transaction& t, const std::vector<W
                          ExitCode::environment, EIO};
         auto dir = target_dir(root, w.target);
         if (!dir) return dir.error();
-        if (auto s = write_owned_at(dir->get(), std::string(basename(w.target)), w.step->new_content,
-                                    w.step->new_mode, w.target);
+        if (auto s = write_owned_at(dir->get(), std::string(basename(w.target)), w.step->new_content, w.step->new_mode,
+                                    w.target);
             !s)
             return s.error();
         if (options.kill_after_step && *options.kill_after_step == k) ::raise(SIGKILL);
@@ -397,11 +397,11 @@ Result<ApplyOutcome> apply_plan(const Root& root, const Plan& plan, const ApplyO
     if (auto s = write_targets(root, t, *writes, options, outcome); !s)
         return restore_after_failure(root, t, options, s.error());
     t.state = TxnState::applied;
-    Status recorded = options.fail_final_journal
-                          ? Status(Error{"writing", root.host_path(t.journal_dir + "/journal.json"),
-                                         "injected failure (RMCP_TEST_FAIL_FINAL_JOURNAL, test-only)",
-                                         ExitCode::environment, ENOSPC})
-                          : write_journal(root, t);
+    Status recorded =
+        options.fail_final_journal
+            ? Status(Error{"writing", root.host_path(t.journal_dir + "/journal.json"),
+                           "injected failure (RMCP_TEST_FAIL_FINAL_JOURNAL, test-only)", ExitCode::environment, ENOSPC})
+            : write_journal(root, t);
     if (!recorded) return restore_after_failure(root, t, options, recorded.error());
     drop_staged_journal(root, t);
     outcome.txn_id = t.id;
