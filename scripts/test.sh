@@ -61,6 +61,11 @@ step "hostile-input tests"
 # Its own run: its conftest is another module named conftest. Run as root, it also mounts
 # small tmpfs file systems (full disk, read-only directory); otherwise those tests are
 # reported as skipped.
+# It includes the patch concurrency stress (test_patch_concurrency.py: random interleavings of
+# apply/rollback/status with test-only delays at every lock and rename; its seed is printed on
+# failure), bounded to RMCP_STRESS_SECONDS of rounds here and in the ASan run below; the longer
+# soak is in docs/testing.md ("Concurrency stress").
+export RMCP_STRESS_SECONDS="${RMCP_STRESS_SECONDS:-25}"
 "${PYTEST[@]}" -rs --junitxml="$RESULTS/hostile.xml" tests/hostile >&2 || failures=1
 
 if [[ -z "${RMCP_TEST_FAST:-}" ]]; then

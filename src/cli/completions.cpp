@@ -4,6 +4,7 @@
 // take a value and what kind) plus one small walker that finds where on the command line
 // the cursor is; nothing about a particular command is written by hand here.
 #include "context.hpp"
+#include "json_output.hpp"
 
 #include "util/strings.hpp"
 
@@ -496,13 +497,18 @@ void add_completions_command(CLI::App& app, Context& ctx, Action& action) {
         ->type_name("SHELL");
     cmd->footer("Installed packages put them where the shells look; by hand: source <(rmcp completions bash),\n"
                 "source <(rmcp completions zsh) after compinit, or rmcp completions fish | source.");
-    cmd->callback([&app, &action] {
-        action = [&app] {
-            fmt::print("{}", render_completions(app, shell));
+    cmd->callback([&app, &ctx, &action] {
+        action = [&app, &ctx] {
+            const auto format = ctx.format({OutputFormat::text, OutputFormat::json});
+            if (!format) return fail(ctx, format.error());
+            if (*format == OutputFormat::json)
+                fmt::print("{}", json_output(ctx, nlohmann::json{{"schema_version", 1},
+                                                                 {"shell", shell},
+                                                                 {"script", render_completions(app, shell)}}));
+            else fmt::print("{}", render_completions(app, shell));
             return 0;
         };
     });
-    (void)ctx;
 }
 
 }  // namespace rmcp::cli

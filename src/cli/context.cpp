@@ -68,11 +68,15 @@ Result<OutputFormat> Context::format(std::initializer_list<OutputFormat> allowed
 
 int fail(Context& ctx, const Error& error) {
     ctx.diag.error(error);
+    print_error_json(ctx, error);
+    return static_cast<int>(error.code);
+}
+
+void print_error_json(Context& ctx, const Error& error) {
     if (ctx.options.format == "json") {
         fmt::print("{}\n", nlohmann::json{{"error", error_json(error)}}.dump(2));
         std::fflush(stdout);
     }
-    return static_cast<int>(error.code);
 }
 
 nlohmann::json error_json(const Error& error) {

@@ -88,6 +88,8 @@ std::string render_completions(CLI::App& app, std::string_view shell);
 // Prints an error in the one message shape and returns its exit code. With --format json
 // it is also one {"error": {...}} object on stdout (docs/exit-codes.md, "Errors as data").
 int fail(Context& ctx, const Error& error);
+// Only the JSON half of fail(), with --format json (for an error already reported on stderr).
+void print_error_json(Context& ctx, const Error& error);
 // {"doing", "path", "cause", "exit_code"}: the error object of --format json.
 nlohmann::json error_json(const Error& error);
 

@@ -2,6 +2,7 @@
 // safely quoted for eval (docs/patches.md "Profiles"). The user's profile.env (written by
 // env patches) comes first, then the profile's own changes.
 #include "context.hpp"
+#include "json_output.hpp"
 #include "process/spawn.hpp"
 
 #include "detect/detect.hpp"
@@ -50,7 +51,7 @@ std::string dotenv_quote(std::string_view v) {
 }
 
 int do_env(Context& ctx, const EnvOptions& eo) {
-    // The output is shell syntax (--shell); json only shapes errors (docs/exit-codes.md).
+    // The output is shell syntax (--shell); json wraps it in one document (docs/exit-codes.md).
     const auto format = ctx.format({OutputFormat::text, OutputFormat::json});
     if (!format) return fail(ctx, format.error());
     auto root = ctx.open_root();
@@ -116,6 +117,17 @@ int do_env(Context& ctx, const EnvOptions& eo) {
         if (eo.shell == "fish") out += fmt::format("set -gx {} {}\n", k, fish_quote(v));
         else if (eo.shell == "dotenv") out += fmt::format("{}={}\n", k, dotenv_quote(v));
         else out += fmt::format("export {}={}\n", k, sh_quote(v));
+    }
+    if (*format == OutputFormat::json) {
+        // One document on every exit path (docs/exit-codes.md): the same script, and its parts.
+        nlohmann::json set_json = nlohmann::json::object();
+        for (const auto& [k, v] : set) set_json[k] = v;
+        fmt::print("{}", json_output(ctx, nlohmann::json{{"schema_version", 1},
+                                                         {"shell", eo.shell},
+                                                         {"set", set_json},
+                                                         {"unset", unset},
+                                                         {"script", out}}));
+        return 0;
     }
     fmt::print("{}", out);
     return 0;

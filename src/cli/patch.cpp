@@ -14,6 +14,7 @@
 #include "render/patch_render.hpp"
 #include "render/plan_render.hpp"
 #include "util/strings.hpp"
+#include "util/test_delay.hpp"
 
 #include <fmt/core.h>
 #include <fmt/format.h>
@@ -46,6 +47,13 @@ std::optional<unsigned> env_unsigned(const char* name) {
     return static_cast<unsigned>(n);
 }
 
+// The test-only delays (RMCP_TEST_DELAY_AT=lock,rename:MS, util/test_delay.hpp), for every
+// patch command that locks or writes; like the other hooks, only under a --root other than "/".
+void enable_test_delays(const Root& root) {
+    if (root.is_live()) return;
+    if (const char* spec = std::getenv("RMCP_TEST_DELAY_AT")) test_hooks::set_delays(spec);
+}
+
 // The test-only hooks (docs/patches.md) are honoured only under a --root other than "/":
 // they can never fire on a live system.
 patch::ApplyOptions apply_options(const Root& root) {
@@ -57,6 +65,8 @@ patch::ApplyOptions apply_options(const Root& root) {
         o.kill_after_step = env_unsigned("RMCP_TEST_KILL_AFTER_STEP");
         o.fail_step = env_unsigned("RMCP_TEST_FAIL_STEP");
         o.fail_restore = env_unsigned("RMCP_TEST_FAIL_RESTORE").value_or(0) != 0;
+        o.fail_final_journal = env_unsigned("RMCP_TEST_FAIL_FINAL_JOURNAL").value_or(0) != 0;
+        enable_test_delays(root);
     }
     return o;
 }
@@ -182,8 +192,24 @@ int do_rollback(Context& ctx, const PatchOptions& po) {
     if (auto all = patch::list_transactions(*root, options.env)) warn_corrupt(ctx, *root, *all);
     auto done = patch::rollback(*root, po.txn.empty() ? std::nullopt : std::optional<std::string>(po.txn), options);
     if (!done) return fail(ctx, done.error());
+    const char* nothing = po.txn.empty() ? "nothing to roll back" : "that transaction is already rolled back";
+    if (*format == OutputFormat::json) {
+        nlohmann::json targets = nlohmann::json::array();
+        if (*done)
+            for (const auto& t : (*done)->targets)
+                targets.push_back(
+                    {{"path", shown_path(*root, t.path)}, {"action", t.existed ? "restored" : "removed"}});
+        fmt::print("{}",
+                   json_output(ctx, nlohmann::json{
+                                        {"schema_version", 1},
+                                        {"transaction", *done ? nlohmann::json((*done)->id) : nlohmann::json(nullptr)},
+                                        {"patches", *done ? nlohmann::json((*done)->patches) : nlohmann::json::array()},
+                                        {"targets", targets},
+                                        {"note", *done ? nlohmann::json(nullptr) : nlohmann::json(nothing)}}));
+        return 0;
+    }
     if (!*done) {
-        ctx.diag.note(po.txn.empty() ? "nothing to roll back" : "that transaction is already rolled back");
+        ctx.diag.note(nothing);
         return 0;
     }
     fmt::print("rolled back transaction {} ({})\n", (*done)->id, fmt::join((*done)->patches, " "));
@@ -197,6 +223,7 @@ int do_status(Context& ctx) {
     if (!format) return fail(ctx, format.error());
     auto root = ctx.open_root();
     if (!root) return fail(ctx, root.error());
+    enable_test_delays(*root);
     const auto env = process::current_environment_map();
     auto all = patch::list_transactions(*root, env);
     if (!all) return fail(ctx, all.error());

@@ -62,6 +62,13 @@ int run_command(Context& ctx, run::CommandRequest request) {
     auto outcome = run::run_command(request, ctx.diag);
     if (!outcome) return fail(ctx, outcome.error());
     if (outcome->planned) print_plan(ctx, *format, *outcome->planned, request.command);
+    if (outcome->start_error && *format == OutputFormat::json) {
+        // The child never started: a failure before it, so one JSON error object (the message
+        // is on stderr already). Its exit_code is the one rmcp exits with, 126 or 127.
+        Error e = *outcome->start_error;
+        e.code = static_cast<ExitCode>(outcome->exit_code);
+        print_error_json(ctx, e);
+    }
     return outcome->exit_code;
 }
 

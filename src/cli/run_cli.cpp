@@ -1,5 +1,6 @@
 // Global options, the command table and the error → exit-code mapping for parsing.
 #include "context.hpp"
+#include "json_output.hpp"
 #include "version.hpp"
 
 #include <fmt/format.h>
@@ -81,21 +82,25 @@ int run(int argc, char** argv) {
     help->callback([&] {
         action = [&] {
             // Every command checks --format, so a misspelt one is never ignored (exit 2).
-            if (const auto format = ctx.format({OutputFormat::text, OutputFormat::json}); !format)
-                return fail(ctx, format.error());
+            const auto format = ctx.format({OutputFormat::text, OutputFormat::json});
+            if (!format) return fail(ctx, format.error());
+            // --format json: the same text as one document (docs/exit-codes.md).
+            const auto print = [&](const char* key, const std::string& text) {
+                if (*format == OutputFormat::json)
+                    fmt::print("{}", json_output(ctx, nlohmann::json{{"schema_version", 1}, {key, text}}));
+                else fmt::print("{}", text);
+            };
             if (man) {
-                fmt::print("{}", render_manpage(app));
+                print("manpage", render_manpage(app));
                 return 0;
             }
             std::string usage_name;
             const CLI::App* target = help_target(app, help_topic, usage_name);
-            if (!target) {
-                ctx.diag.error(Error{"looking up help for", fmt::format("{}", fmt::join(help_topic, " ")),
-                                     "no such command (rmcp help lists them)", ExitCode::usage});
-                return static_cast<int>(ExitCode::usage);
-            }
+            if (!target)
+                return fail(ctx, Error{"looking up help for", fmt::format("{}", fmt::join(help_topic, " ")),
+                                       "no such command (rmcp help lists them)", ExitCode::usage});
             // "Usage: rmcp patch apply ...", as `rmcp patch apply --help` shows.
-            fmt::print("{}", target->get_formatter()->make_help(target, usage_name, CLI::AppFormatMode::Normal));
+            print("help", target->get_formatter()->make_help(target, usage_name, CLI::AppFormatMode::Normal));
             return 0;
         };
     });
@@ -126,6 +131,9 @@ int run(int argc, char** argv) {
                            : ctx.options.verbose ? Verbosity::verbose
                                                  : Verbosity::normal);
     if (!action) {
+        if (ctx.options.format == "json")
+            return fail(ctx, Error{"parsing arguments", "", "a command is required (rmcp help lists them)",
+                                   ExitCode::usage});
         fmt::print("{}", app.help());
         return static_cast<int>(ExitCode::usage);
     }

@@ -65,6 +65,14 @@ void add_snapshot_command(CLI::App& app, Context& ctx, Action& action) {
             ctx.diag.verbose(fmt::format("wrote {} ({} bytes): {} files, {} links, {} directories, {} metadata records",
                                          args->output, summary->archive_bytes, summary->files, summary->links,
                                          summary->directories, summary->meta_records));
+            if (*format == OutputFormat::json)
+                fmt::print("{}", json_output(ctx, nlohmann::json{{"schema_version", 1},
+                                                                 {"output", args->output},
+                                                                 {"archive_bytes", summary->archive_bytes},
+                                                                 {"files", summary->files},
+                                                                 {"links", summary->links},
+                                                                 {"directories", summary->directories},
+                                                                 {"meta_records", summary->meta_records}}));
             return 0;
         };
     });

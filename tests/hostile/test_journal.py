@@ -1,10 +1,12 @@
 """Journals are data from an untrusted place, and apply tells the truth about a failure
 (docs/patches.md, "Journal"; docs/security.md)."""
 import contextlib
+import json
 import os
 import pathlib
 import signal
 import subprocess
+import time
 
 import pytest
 
@@ -147,3 +149,116 @@ def test_exit_5_only_when_a_target_really_differs(rmcp, tmp_path):
                 env=penv(RMCP_TEST_FAIL_STEP=1, RMCP_TEST_FAIL_RESTORE=1))
     assert proc.returncode == 4, proc.stderr
     assert (root2 / ENV_FILE).read_text() == ORIGINAL
+
+
+def test_rollback_chooses_under_the_lock_an_apply_in_between_is_not_undone(rmcp, tmp_path):
+    """D2: rollback chose T1 before taking the lock; an apply (T2) that landed in between was
+    silently undone, its journal still said applied, and rolling back everything left T1's
+    bytes. Now the rollback is slowed before its lock (test-only delay) while T2 applies: it
+    chooses under the lock, so it undoes T2, and every journal agrees with the file."""
+    root = make_root(tmp_path)
+    rmcp("--root", root, "patch", "apply", "--yes", "env-miopen-no-gemm", env=penv(), check=0)
+    (t1,) = status(rmcp, root)
+    slow = subprocess.Popen([str(rmcp.binary), "--root", root, "--format", "json", "patch", "rollback"],
+                            env={**os.environ, **rmcp.extra_env, **penv(RMCP_TEST_DELAY_AT="lock:800"),
+                                 "RMCP_DATA_DIR": str(pathlib.Path(__file__).resolve().parents[2])},
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    time.sleep(0.3)
+    rmcp("--root", root, "patch", "apply", "--yes", "env-miopen-find-fast", env=penv(), check=0)
+    out, err = slow.communicate(timeout=60)
+    assert slow.returncode == 0, err
+    txns = status(rmcp, root)
+    t2 = txns[1]
+    assert json.loads(out)["transaction"] == t2["id"], (out, txns)
+    assert [t["state"] for t in txns] == ["applied", "rolled-back"], txns
+    # The file is T1's result, which is exactly T2's backup.
+    assert (root / ENV_FILE).read_bytes() == (pathlib.Path(t2["journal"]) / "0.orig").read_bytes()
+    rmcp("--root", root, "patch", "rollback", env=penv(), check=0)
+    assert (root / ENV_FILE).read_text() == ORIGINAL
+    assert t1["id"] == txns[0]["id"]
+
+
+def test_final_journal_record_that_cannot_be_written_is_not_interrupted(rmcp, tmp_path):
+    """D14: the journal's final write failed (its disk filled): apply exited 4 with the target
+    restored, but status said "interrupted" and asked for a rollback. The failure record is
+    staged before any target is written and renamed into place (test-only injection here;
+    the real full disk in the next tests)."""
+    root = make_root(tmp_path)
+    proc = rmcp("--root", root, "patch", "apply", "--yes", "env-miopen-no-gemm",
+                env=penv(RMCP_TEST_FAIL_FINAL_JOURNAL=1))
+    assert proc.returncode == 4, proc.stderr
+    assert b"every change was rolled back" in proc.stderr and b"could not be written" not in proc.stderr
+    assert (root / ENV_FILE).read_text() == ORIGINAL
+    (txn,) = status(rmcp, root)
+    assert txn["state"] == "failed-rolled-back", txn
+    assert not (pathlib.Path(txn["journal"]) / "journal.next.json").exists()
+    text = rmcp("--root", root, "patch", "status", env=penv(), check=0).stdout
+    assert b"interrupted" not in text
+
+
+def fill(directory):
+    with contextlib.suppress(OSError):
+        with open(directory / "filler", "wb") as f:
+            while True:
+                f.write(b"\0" * 4096)
+                f.flush()
+
+
+def test_full_journal_disk_fails_before_any_target_is_touched(rmcp, tmp_path):
+    """D14 as found: the journal base on a full disk. Apply now fails before touching a
+    target (exit 3, "nothing was changed"), leaves no transaction behind, and status says so."""
+    need_root_for_mounts()
+    root = make_root(tmp_path)
+    state = root / "home/u/.local/state/rmcp"
+    with small_tmpfs(state, "size=64k,mode=0755"):
+        fill(state)
+        proc = rmcp("--root", root, "patch", "apply", "--yes", "env-miopen-no-gemm", env=penv())
+        assert proc.returncode == 3, proc.stderr
+        assert b"nothing was changed" in proc.stderr
+        assert (root / ENV_FILE).read_text() == ORIGINAL
+        assert status(rmcp, root) == []
+
+
+def test_full_journal_disk_at_rollback_restores_nothing_and_says_so(rmcp, tmp_path):
+    """A rollback whose final record cannot be written restores nothing (exit 3): the
+    journal still says applied and the file is still patched, which is the truth."""
+    need_root_for_mounts()
+    root = make_root(tmp_path)
+    state = root / "home/u/.local/state/rmcp"
+    with small_tmpfs(state, "size=64k,mode=0755"):
+        rmcp("--root", root, "patch", "apply", "--yes", "env-miopen-no-gemm", env=penv(), check=0)
+        patched = (root / ENV_FILE).read_bytes()
+        fill(state)
+        proc = rmcp("--root", root, "patch", "rollback", env=penv())
+        assert proc.returncode == 3, proc.stderr
+        assert b"nothing was restored" in proc.stderr
+        assert (root / ENV_FILE).read_bytes() == patched
+        assert [t["state"] for t in status(rmcp, root)] == ["applied"]
+        (state / "filler").unlink()
+        rmcp("--root", root, "patch", "rollback", env=penv(), check=0)
+        assert (root / ENV_FILE).read_text() == ORIGINAL
+        assert [t["state"] for t in status(rmcp, root)] == ["rolled-back"]
+
+
+def test_status_never_removes_a_live_writers_temporary_file(rmcp, tmp_path):
+    """D10: status (or any listing) removed the temporary file of a concurrent user-only apply
+    (the clean-up consulted the system base's lock): the apply failed with exit 4. A writer now
+    holds its directory's lock while its temporary file exists; the clean-up needs that lock."""
+    root = make_root(tmp_path)
+    # A system transaction once listed profile.env as a target.
+    rmcp("--root", root, "patch", "apply", "--yes", "env-miopen-no-gemm", "modprobe-cwsr-disable", env=penv(),
+         check=0)
+    rmcp("--root", root, "patch", "rollback", env=penv(), check=0)
+    slow = subprocess.Popen([str(rmcp.binary), "--root", root, "patch", "apply", "--yes", "env-miopen-find-fast"],
+                            env={**os.environ, **rmcp.extra_env, **penv(RMCP_TEST_DELAY_AT="rename:700"),
+                                 "RMCP_DATA_DIR": str(pathlib.Path(__file__).resolve().parents[2])},
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 30
+    env_dir = (root / ENV_FILE).parent
+    while time.monotonic() < deadline and not [p for p in env_dir.iterdir() if ".rmcp-tmp-" in p.name]:
+        time.sleep(0.01)
+    assert [p for p in env_dir.iterdir() if ".rmcp-tmp-" in p.name], "the apply never reached its rename"
+    rmcp("--root", root, "patch", "status", env=penv(), check=0)
+    _, err = slow.communicate(timeout=60)
+    assert slow.returncode == 0, err
+    assert [t["state"] for t in status(rmcp, root)] == ["rolled-back", "applied"]

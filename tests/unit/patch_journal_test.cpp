@@ -8,9 +8,12 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <optional>
+#include <sys/file.h>
 
 using namespace rmcp;
 using nlohmann::json;
@@ -146,6 +149,28 @@ TEST_F(JournalFiles, OneApplyOrRollbackAtATime) {
     // A base that does not exist has nobody in it, and is not created.
     EXPECT_TRUE(patch::JournalLock::try_existing(*m_root, "/nowhere").has_value());
     EXPECT_FALSE(std::filesystem::exists(m_dir / "nowhere"));
+}
+
+TEST_F(JournalFiles, TemporaryFilesAreRemovedOnlyWhenNoWriterHoldsTheirDirectory) {
+    // D10: a temporary file is recognised as left behind by its writer's lock, not its name.
+    put("/home/u/.config/rmcp/profile.env.rmcp-tmp-AbC123", "half written");
+    const auto stray = m_dir / "home/u/.config/rmcp/profile.env.rmcp-tmp-AbC123";
+    auto dir = m_root->open_dir("/home/u/.config/rmcp");
+    ASSERT_TRUE(dir.ok());
+    {
+        // A writer at work in that directory (what write_owned_at holds from before its
+        // temporary file exists until after the rename).
+        UniqueFd writer(::open((m_dir / "home/u/.config/rmcp").c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+        ASSERT_EQ(::flock(writer.get(), LOCK_SH), 0);
+        patch::remove_temporaries(dir->get(), "profile.env");
+        EXPECT_TRUE(std::filesystem::exists(stray));
+    }
+    patch::remove_temporaries(dir->get(), "profile.env");  // the writer is gone
+    EXPECT_FALSE(std::filesystem::exists(stray));
+    // The owned write itself leaves no temporary file and writes the content.
+    ASSERT_TRUE(patch::write_owned_at(dir->get(), "profile.env", "x=1\n", 0600, "profile.env").ok());
+    std::ifstream in(m_dir / "home/u/.config/rmcp/profile.env");
+    EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), "x=1\n");
 }
 
 TEST(JournalIds, NewIdsAreTransactionIdsAndSortByTime) {

@@ -120,7 +120,7 @@ std::vector<RestoreFailure> restore_targets(const Root& root, const Transaction&
                     failures.push_back({jt.path, "injected restore failure (RMCP_TEST_FAIL_RESTORE, test-only)"});
                     continue;
                 }
-                if (auto s = write_file_atomic_at(dir->get(), name, (*backup)->content, jt.mode, jt.path); !s) {
+                if (auto s = write_owned_at(dir->get(), name, (*backup)->content, jt.mode, jt.path); !s) {
                     failures.push_back({jt.path, s.error().message()});
                     continue;
                 }
@@ -265,32 +265,61 @@ Result<std::vector<std::string>> record_prior_state(const Root& root, const std:
     return backups;
 }
 
-// Journal first: backups, then journal.json (its presence makes the transaction real).
+// Removes what write_journal_first made of a transaction that never became real: nothing
+// was touched, and nothing should say otherwise.
+void discard_transaction_dir(const Root& root, const Transaction& t) {
+    auto dir = root.open_dir(t.journal_dir);
+    if (!dir) return;
+    drop_staged_journal(root, t);
+    ::unlinkat(dir->get(), "journal.json", 0);
+    for (const auto& jt : t.targets)
+        if (jt.existed) ::unlinkat(dir->get(), jt.backup.c_str(), 0);
+    if (auto parent = root.open_dir(dirname(t.journal_dir)))
+        ::unlinkat(parent->get(), std::string(basename(t.journal_dir)).c_str(), AT_REMOVEDIR);
+}
+
+// Journal first: backups, the staged final record of a failure, then journal.json (its
+// presence makes the transaction real). Any of them failing (a full disk) fails the apply
+// before a target is touched, and the transaction directory goes again.
 Status write_journal_first(const Root& root, Transaction& t, const std::vector<std::string>& backups,
                            const std::string& base) {
     t.id = new_txn_id();
     t.journal_dir = base + "/transactions/" + t.id;
     auto txn_dir = root.make_dirs(t.journal_dir, 0700);
     if (!txn_dir) return txn_dir.error();
-    for (std::size_t i = 0; i < t.targets.size(); ++i) {
-        const auto& jt = t.targets[i];
-        if (!jt.existed) continue;
-        if (auto s = write_file_atomic_at(txn_dir->get(), jt.backup, backups[i], 0600,
-                                          root.host_path(t.journal_dir + "/" + jt.backup));
-            !s)
-            return s.error();
+    const auto written = [&]() -> Status {
+        for (std::size_t i = 0; i < t.targets.size(); ++i) {
+            const auto& jt = t.targets[i];
+            if (!jt.existed) continue;
+            if (auto s = write_owned_at(txn_dir->get(), jt.backup, backups[i], 0600,
+                                        root.host_path(t.journal_dir + "/" + jt.backup));
+                !s)
+                return s.error();
+        }
+        Transaction failed = t;
+        failed.state = TxnState::rolled_back;
+        failed.failed = true;
+        if (auto s = stage_journal(root, failed); !s) return s.error();
+        return write_journal(root, t);
+    }();
+    if (!written) {
+        discard_transaction_dir(root, t);
+        Error e = written.error();
+        e.cause += "; nothing was changed";
+        return e;
     }
-    if (auto s = write_journal(root, t); !s) return s.error();
     if (auto parent = root.open_dir(base + "/transactions"))
         ::fsync(parent->get());  // the journal file itself is synced
     return ok_status();
 }
 
 // After a failure once the journal exists: every target is restored, and `cause` says so
-// (exit 4), or names what could not be restored (exit 5).
+// (exit 4), or names what could not be restored (exit 5). The journal's final record was
+// staged before any target was written; putting it in place is a rename.
 Error restore_after_failure(const Root& root, Transaction& t, const ApplyOptions& options, const Error& cause) {
     const auto failures = restore_targets(root, t, options);
     if (!failures.empty()) {
+        drop_staged_journal(root, t);
         Error e = cause;
         e.cause += "\n" + incomplete_message(root, t, failures);
         e.code = ExitCode::apply_incomplete;
@@ -298,9 +327,11 @@ Error restore_after_failure(const Root& root, Transaction& t, const ApplyOptions
     }
     t.state = TxnState::rolled_back;
     t.failed = true;
-    static_cast<void>(write_journal(root, t));  // targets are restored either way
     Error e = cause;
     e.cause += "; every change was rolled back (journal " + t.id + ")";
+    if (auto s = commit_staged_journal(root, t); !s)
+        e.cause += "; but the journal's final record could not be written (" + s.error().message() +
+                   "): `patch status` shows it as interrupted, and a rollback of it only records that";
     e.code = ExitCode::apply_rolled_back;
     return e;
 }
@@ -322,8 +353,8 @@ Status write_targets(const Root& root, const Transaction& t, const std::vector<W
                          ExitCode::environment, EIO};
         auto dir = target_dir(root, w.target);
         if (!dir) return dir.error();
-        if (auto s = write_file_atomic_at(dir->get(), std::string(basename(w.target)), w.step->new_content,
-                                          w.step->new_mode, w.target);
+        if (auto s = write_owned_at(dir->get(), std::string(basename(w.target)), w.step->new_content, w.step->new_mode,
+                                    w.target);
             !s)
             return s.error();
         if (options.kill_after_step && *options.kill_after_step == k) ::raise(SIGKILL);
@@ -366,19 +397,29 @@ Result<ApplyOutcome> apply_plan(const Root& root, const Plan& plan, const ApplyO
     if (auto s = write_targets(root, t, *writes, options, outcome); !s)
         return restore_after_failure(root, t, options, s.error());
     t.state = TxnState::applied;
-    if (auto s = write_journal(root, t); !s) return restore_after_failure(root, t, options, s.error());
+    Status recorded =
+        options.fail_final_journal
+            ? Status(Error{"writing", root.host_path(t.journal_dir + "/journal.json"),
+                           "injected failure (RMCP_TEST_FAIL_FINAL_JOURNAL, test-only)", ExitCode::environment, ENOSPC})
+            : write_journal(root, t);
+    if (!recorded) return restore_after_failure(root, t, options, recorded.error());
+    drop_staged_journal(root, t);
     outcome.txn_id = t.id;
     return outcome;
 }
 
-Result<std::optional<Transaction>> rollback(const Root& root, const std::optional<std::string>& id,
-                                            const ApplyOptions& options) {
-    auto all = list_transactions(root, options.env);
-    if (!all) return all.error();
+namespace {
+
+// The transaction a rollback undoes, chosen and checked: called only while holding the user
+// lock (every apply and rollback takes it) and, for a system transaction, the system lock,
+// so that no apply or rollback can land between this choice and the restore (D2).
+Result<std::optional<Transaction>> choose_for_rollback(const Root& root, const std::optional<std::string>& id,
+                                                       const ApplyOptions& options, const std::array<bool, 2>& locked) {
+    const auto all = collect_transactions(root, options.env, /*clean=*/true, locked);
     const auto active = [](const Transaction& t) { return t.corrupt.empty() && t.state != TxnState::rolled_back; };
     const Transaction* chosen = nullptr;
     if (id) {
-        for (const auto& t : *all)
+        for (const auto& t : all)
             if (t.id == *id) chosen = &t;
         if (!chosen)
             return Error{"rolling back", *id, "no such transaction (see `rmcp patch status`)", ExitCode::usage};
@@ -389,12 +430,12 @@ Result<std::optional<Transaction>> rollback(const Root& root, const std::optiona
                          ExitCode::environment};
         if (!active(*chosen)) return std::optional<Transaction>{};
     } else {
-        for (const auto& t : *all)
+        for (const auto& t : all)
             if (active(t)) chosen = &t;
         if (!chosen) {
             // Nothing trusted is left to undo, but a corrupt journal may stand for a change:
             // say so instead of "nothing to roll back".
-            for (const auto& t : *all)
+            for (const auto& t : all)
                 if (!t.corrupt.empty())
                     return Error{"rolling back", root.host_path(t.journal_dir + "/journal.json"),
                                  "the only transactions left have corrupt journals (" + t.corrupt +
@@ -403,9 +444,13 @@ Result<std::optional<Transaction>> rollback(const Root& root, const std::optiona
             return std::optional<Transaction>{};
         }
     }
-    Transaction t = *chosen;
+    if (chosen->in_progress)
+        return Error{"rolling back", chosen->id,
+                     "another rmcp patch apply or rollback is running it; try again when it ends",
+                     ExitCode::environment};
+    const Transaction& t = *chosen;
     // Transactions form a stack per target: a newer one that touched the same file must go first.
-    for (const auto& other : *all) {
+    for (const auto& other : all) {
         if (other.id <= t.id || !active(other)) continue;
         for (const auto& a : other.targets)
             for (const auto& b : t.targets)
@@ -424,20 +469,49 @@ Result<std::optional<Transaction>> rollback(const Root& root, const std::optiona
                          ExitCode::usage};
         if (auto p = check_privilege(jt.path, options, "restoring"); !p) return p.error();
     }
+    return std::optional<Transaction>{t};
+}
+
+}  // namespace
+
+Result<std::optional<Transaction>> rollback(const Root& root, const std::optional<std::string>& id,
+                                            const ApplyOptions& options) {
+    // Locks first, then list, choose and check under them (docs/security.md, D2).
     auto user_lock = JournalLock::acquire(root, user_state_dir(options.env));
     if (!user_lock) return user_lock.error();
+    auto chosen = choose_for_rollback(root, id, options, {true, false});
+    if (!chosen || !*chosen) return chosen;
     std::optional<JournalLock> system_lock;
-    if (t.system) {
+    if ((*chosen)->system) {
         auto l = JournalLock::acquire(root, std::string(k_system_state_dir));
         if (!l) return l.error();
         system_lock.emplace(std::move(*l));
+        // The system base may have changed before we held its lock: choose again under both.
+        chosen = choose_for_rollback(root, id, options, {true, true});
+        if (!chosen || !*chosen) return chosen;
+    }
+    Transaction t = std::move(**chosen);
+    // The final record first (a full disk fails here, before anything is restored); a rename
+    // puts it in place once every target is restored (D14).
+    Transaction done = t;
+    done.state = TxnState::rolled_back;
+    if (auto s = stage_journal(root, done); !s) {
+        Error e = s.error();
+        e.cause += "; nothing was restored";
+        return e;
     }
     const auto failures = restore_targets(root, t, options);
-    if (!failures.empty())
+    if (!failures.empty()) {
+        drop_staged_journal(root, t);
         return Error{"rolling back", t.id, incomplete_message(root, t, failures), ExitCode::apply_incomplete};
-    t.state = TxnState::rolled_back;
-    if (auto s = write_journal(root, t); !s) return s.error();
-    return std::optional<Transaction>{t};
+    }
+    if (auto s = commit_staged_journal(root, done); !s) {
+        Error e = s.error();
+        e.cause += "; every file was restored, but the journal still says " + std::string(txn_state_name(t.state)) +
+                   ": run the rollback again to record it";
+        return e;
+    }
+    return std::optional<Transaction>{done};
 }
 
 }  // namespace rmcp::patch

@@ -31,6 +31,9 @@ struct ApplyOptions {
     std::optional<unsigned> kill_after_step;
     std::optional<unsigned> fail_step;
     bool fail_restore = false;
+    // Test-only: the journal's final record ("applied") fails to be written, as on a disk
+    // that filled during the apply (RMCP_TEST_FAIL_FINAL_JOURNAL).
+    bool fail_final_journal = false;
 };
 
 struct JournalTarget {
@@ -85,8 +88,9 @@ Result<std::vector<Transaction>> list_transactions(const Root& root, const std::
 // (exposed for unit tests); errors say which field and why.
 Result<Transaction> parse_journal(std::string_view text, std::string_view dir_name);
 
-// Rolls back `id`, or the newest transaction not yet rolled back. Returns it; nullopt when
-// there was nothing to roll back.
+// Rolls back `id`, or the newest transaction not yet rolled back. Takes the journal locks
+// first and chooses and checks the transaction under them. Returns it; nullopt when there
+// was nothing to roll back.
 Result<std::optional<Transaction>> rollback(const Root& root, const std::optional<std::string>& id,
                                             const ApplyOptions& options);
 

@@ -4,6 +4,7 @@
 #include "patch/profile.hpp"
 #include "util/atomic_file.hpp"
 #include "util/strings.hpp"
+#include "util/test_delay.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -33,6 +34,8 @@ namespace {
 
 constexpr int k_journal_schema = 1;
 constexpr std::size_t k_journal_limit = std::size_t{1} << 20;
+// The final record staged next to journal.json (stage_journal); never read as a journal.
+constexpr const char* k_staged_journal = "journal.next.json";
 
 // The kinds of file rmcp writes, by shape alone (no environment needed): what a journal
 // may name at all. Rollback checks the full allowlist as well.
@@ -91,20 +94,25 @@ std::vector<Transaction> read_base(const Root& root, const std::string& base, bo
     return out;
 }
 
-// Temporary files of a killed apply: next to each target of a trusted journal, and in every
-// transaction directory. Only while nobody holds the base's lock.
-void remove_stale_temporaries(const Root& root, const std::vector<Transaction>& txns, bool system) {
+// Temporary files of a killed writer: next to each target of a trusted journal, and in every
+// transaction directory. remove_temporaries() leaves a live writer's alone.
+void remove_stale_temporaries(const Root& root, const std::vector<Transaction>& txns) {
     for (const auto& t : txns) {
-        if (t.system != system) continue;
-        if (auto dir = root.open_dir(t.journal_dir)) remove_temporaries(dir->get(), "journal.json");
-        if (auto dir = root.open_dir(t.journal_dir))
+        if (auto dir = root.open_dir(t.journal_dir)) {
+            remove_temporaries(dir->get(), "journal.json");
+            remove_temporaries(dir->get(), k_staged_journal);
             for (std::size_t i = 0; i < t.targets.size(); ++i)
                 remove_temporaries(dir->get(), fmt::format("{}.orig", i));
+        }
         if (!t.corrupt.empty()) continue;
         for (const auto& jt : t.targets)
             if (auto dir = target_dir(root, jt.path)) remove_temporaries(dir->get(), basename(jt.path));
     }
 }
+
+// A new open file description of the directory `dirfd`: flock locks belong to descriptions,
+// so each holder needs its own.
+UniqueFd reopen_dir(int dirfd) { return UniqueFd(::openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)); }
 
 }  // namespace
 
@@ -151,12 +159,31 @@ Result<UniqueFd> target_dir(const Root& root, const std::string& target) {
     return root.open_dir(dirname(target), LinkPolicy::refuse);
 }
 
+Status write_owned_at(int dirfd, std::string_view name, std::string_view content, std::uint32_t mode,
+                      const std::string& shown) {
+    UniqueFd guard = reopen_dir(dirfd);
+    if (!guard) return os_error("opening the directory of", shown, errno);
+    test_hooks::delay_at("lock");
+    // Shared: writers of different files of one directory do not wait for each other; only a
+    // cleaner (exclusive, never waiting) is kept out. Released when `guard` closes, after
+    // the rename.
+    while (::flock(guard.get(), LOCK_SH) != 0)
+        if (errno != EINTR) return os_error("locking the directory of", shown, errno);
+    return write_file_atomic_at(dirfd, name, content, static_cast<mode_t>(mode), shown);
+}
+
 void remove_temporaries(int dirfd, std::string_view name) {
-    UniqueFd copy(::fcntl(dirfd, F_DUPFD_CLOEXEC, 0));
+    UniqueFd guard = reopen_dir(dirfd);
+    if (!guard) return;
+    test_hooks::delay_at("lock");
+    // Held by a writer: its temporary file is live (or about to be). Not waiting keeps
+    // status and listing from ever blocking on a writer.
+    if (::flock(guard.get(), LOCK_EX | LOCK_NB) != 0) return;
+    UniqueFd copy(::fcntl(guard.get(), F_DUPFD_CLOEXEC, 0));
     if (!copy) return;
     DIR* dir = ::fdopendir(copy.get());
     if (!dir) return;
-    copy.release();  // the DIR owns it now
+    copy.release();  // the DIR owns it now; `guard` keeps the lock until the unlinks are done
     const std::string prefix = std::string(name) + std::string(k_temp_infix);
     std::vector<std::string> stale;
     while (const dirent* ent = ::readdir(dir))
@@ -197,11 +224,18 @@ Result<JournalLock> JournalLock::acquire(const Root& root, const std::string& ba
     lock.m_fd.reset(::openat(dir->get(), "lock", O_CREAT | O_RDWR | O_NOFOLLOW | O_CLOEXEC, 0600));
     const std::string shown = root.host_path(base + "/lock");
     if (!lock.m_fd) return os_error("opening lock", shown, errno);
-    if (::flock(lock.m_fd.get(), LOCK_EX | LOCK_NB) != 0) {
-        if (errno == EWOULDBLOCK)
+    test_hooks::delay_at("lock");
+    // A `status` or listing holds a base's lock for an instant (to tell an apply in progress
+    // from an interrupted one): wait a little for it rather than fail; a real apply or
+    // rollback holding it longer is reported.
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+    while (::flock(lock.m_fd.get(), LOCK_EX | LOCK_NB) != 0) {
+        if (errno == EINTR) continue;
+        if (errno != EWOULDBLOCK) return os_error("locking", shown, errno);
+        if (std::chrono::steady_clock::now() >= give_up)
             return Error{"locking", shown, "another rmcp patch apply or rollback is running; try again when it ends",
                          ExitCode::environment, EWOULDBLOCK};
-        return os_error("locking", shown, errno);
+        ::usleep(10000);
     }
     return lock;
 }
@@ -214,6 +248,7 @@ std::optional<JournalLock> JournalLock::try_existing(const Root& root, const std
     // No lock file: no apply ever ran there. One we may not open (another user's system
     // journal): nobody can be told apart, and nothing we could clean is ours to remove.
     if (!lock.m_fd) return JournalLock{};
+    test_hooks::delay_at("lock");
     if (::flock(lock.m_fd.get(), LOCK_EX | LOCK_NB) != 0) return std::nullopt;
     return lock;
 }
@@ -221,8 +256,30 @@ std::optional<JournalLock> JournalLock::try_existing(const Root& root, const std
 Status write_journal(const Root& root, const Transaction& t) {
     auto dir = root.open_dir(t.journal_dir);
     if (!dir) return dir.error();
-    return write_file_atomic_at(dir->get(), "journal.json", journal_json(t).dump(2) + "\n", 0600,
-                                root.host_path(t.journal_dir + "/journal.json"));
+    return write_owned_at(dir->get(), "journal.json", journal_json(t).dump(2) + "\n", 0600,
+                          root.host_path(t.journal_dir + "/journal.json"));
+}
+
+Status stage_journal(const Root& root, const Transaction& final_state) {
+    auto dir = root.open_dir(final_state.journal_dir);
+    if (!dir) return dir.error();
+    return write_owned_at(dir->get(), k_staged_journal, journal_json(final_state).dump(2) + "\n", 0600,
+                          root.host_path(final_state.journal_dir + "/" + k_staged_journal));
+}
+
+Status commit_staged_journal(const Root& root, const Transaction& t) {
+    auto dir = root.open_dir(t.journal_dir);
+    if (!dir) return dir.error();
+    test_hooks::delay_at("rename");
+    // A rename needs no new data blocks: it succeeds on the disk that is now full.
+    if (::renameat(dir->get(), k_staged_journal, dir->get(), "journal.json") != 0)
+        return os_error("recording the final state in", root.host_path(t.journal_dir + "/journal.json"), errno);
+    ::fsync(dir->get());  // best effort: the rename itself succeeded
+    return ok_status();
+}
+
+void drop_staged_journal(const Root& root, const Transaction& t) {
+    if (auto dir = root.open_dir(t.journal_dir)) ::unlinkat(dir->get(), k_staged_journal, 0);
 }
 
 std::string journal_base(const Transaction& t, const std::map<std::string, std::string>& env) {
@@ -237,10 +294,10 @@ std::vector<Transaction> collect_transactions(const Root& root, const std::map<s
     for (std::size_t i = 0; i < bases.size(); ++i) {
         const auto& [base, system] = bases[i];
         auto txns = read_base(root, base, system);
-        std::optional<JournalLock> lock;
-        const bool busy = !locked[i] && !(lock = JournalLock::try_existing(root, base));
+        // Held only for this test, not while cleaning: the temporaries carry their own locks.
+        const bool busy = !locked[i] && !JournalLock::try_existing(root, base);
         for (auto& t : txns) t.in_progress = t.corrupt.empty() && t.state == TxnState::applying && busy;
-        if (clean && !busy) remove_stale_temporaries(root, txns, system);
+        if (clean) remove_stale_temporaries(root, txns);
         out.insert(out.end(), std::make_move_iterator(txns.begin()), std::make_move_iterator(txns.end()));
     }
     std::sort(out.begin(), out.end(), [](const Transaction& a, const Transaction& b) { return a.id < b.id; });

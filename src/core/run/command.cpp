@@ -159,7 +159,11 @@ Result<CommandOutcome> run_command(const CommandRequest& request, Diagnostics& d
 
     const RunResult result = supervise(options, diag);
     if (result.attempts.back().end != AttemptEnd::not_started) report_incident(request, result, *root, facts, diag);
-    return CommandOutcome{result.exit_code, std::nullopt};
+    CommandOutcome outcome{result.exit_code, std::nullopt, std::nullopt};
+    // Only when no attempt ever started: after a retry, stdout already holds a child's output.
+    if (result.attempts.size() == 1 && result.attempts.front().end == AttemptEnd::not_started)
+        outcome.start_error = result.attempts.front().start_error;
+    return outcome;
 }
 
 }  // namespace rmcp::run

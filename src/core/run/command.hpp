@@ -46,6 +46,10 @@ struct CommandOutcome {
     int exit_code = 0;  // the child's (docs/run.md), or 0 for a dry run
     // --dry-run: the attempts that would run; nothing was started.
     std::optional<std::vector<Rung>> planned;
+    // The command could not be started at all (exit_code 126 or 127): nothing of the child's
+    // reached stdout, so --format json prints this as its error object. Already reported
+    // on stderr.
+    std::optional<Error> start_error;
 };
 
 // Errors are those before the child starts (usage, the root, profiles, the plan, the

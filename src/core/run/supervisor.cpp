@@ -230,6 +230,7 @@ public:
         if (!child) {
             m_attempt.end = AttemptEnd::not_started;
             m_attempt.error = child.error().message();
+            m_attempt.start_error = child.error();
             m_attempt.exit_status = child.error().os_error == ENOENT ? k_exit_not_found : k_exit_not_executable;
             return;
         }

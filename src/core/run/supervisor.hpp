@@ -83,6 +83,7 @@ struct Attempt {
     std::vector<std::string> excerpt;           // the last lines of output, both streams in arrival order
     std::optional<nlohmann::json> allocations;  // librmcp_preload.so summary (--trace-alloc)
     std::string error;                          // why it could not start
+    std::optional<Error> start_error;           // the same, as a value (for --format json)
     bool gpu_failure = false;                   // recognised GPU failure or stall: a retry may help
 
     // The code a shell would see: the exit status, or 128+N for signal N.

@@ -1,6 +1,7 @@
 #include "util/atomic_file.hpp"
 
 #include "util/strings.hpp"
+#include "util/test_delay.hpp"
 #include "util/unique_fd.hpp"
 
 #include <array>
@@ -51,6 +52,7 @@ Status write_file_atomic_at(int dirfd, std::string_view name, std::string_view c
     if (::fchmod(fd.get(), mode) != 0) return fail("setting mode of", errno);
     if (::fsync(fd.get()) != 0) return fail("syncing", errno);
     if (::close(fd.release()) != 0) return fail("closing", errno);
+    test_hooks::delay_at("rename");  // test-only (util/test_delay.hpp); off by default
     if (::renameat(dirfd, temp.c_str(), dirfd, std::string(name).c_str()) != 0)
         return fail("renaming into place", errno);
     ::fsync(dirfd);  // the rename itself; a failure here cannot be undone any more
