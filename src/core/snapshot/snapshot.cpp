@@ -413,14 +413,14 @@ namespace {
 
 std::string_view kind_words(SnapshotKind kind) {
     switch (kind) {
-    case SnapshotKind::generic: return "file";
-    case SnapshotKind::torch_version: return "torch version file";
-    case SnapshotKind::os_release: return "os-release file";
-    case SnapshotKind::version_text: return "ROCm version file";
-    case SnapshotKind::c_header: return "C header";
-    case SnapshotKind::sysfs_value: return "sysfs value";
+    case SnapshotKind::generic: return "a file";
+    case SnapshotKind::torch_version: return "a torch version file";
+    case SnapshotKind::os_release: return "an os-release file";
+    case SnapshotKind::version_text: return "a ROCm version file";
+    case SnapshotKind::c_header: return "a C header";
+    case SnapshotKind::sysfs_value: return "a sysfs value";
     }
-    return "file";
+    return "a file";
 }
 
 bool os_release_name(std::string_view name) {
@@ -434,8 +434,8 @@ bool os_release_name(std::string_view name) {
 std::string snapshot_content_problem(SnapshotKind kind, std::string_view content, bool truncated) {
     if (kind == SnapshotKind::generic) return {};
     const auto what = kind_words(kind);
-    if (truncated) return fmt::format("larger than the {} KiB cap for a {}", snapshot_kind_cap(kind) >> 10, what);
-    if (looks_binary(content)) return fmt::format("binary content where a {} is expected", what);
+    if (truncated) return fmt::format("larger than the {} KiB cap for {}", snapshot_kind_cap(kind) >> 10, what);
+    if (looks_binary(content)) return fmt::format("binary content where {} is expected", what);
     std::size_t line_no = 0;
     switch (kind) {
     case SnapshotKind::torch_version: {
