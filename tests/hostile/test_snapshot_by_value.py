@@ -117,6 +117,8 @@ def test_content_of_the_wrong_kind_is_omitted(rmcp_any, tmp_path, case):
     root = base_root(tmp_path)
     target = root / rel
     target.unlink()
+    if rel.endswith(".h"):
+        (root / "var/lib/dpkg/status").unlink()  # without dpkg, detect reads the version headers
     if content == "fifo":
         os.mkfifo(target)
     else:
