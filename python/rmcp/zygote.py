@@ -19,11 +19,20 @@ descriptors (SCM_RIGHTS), the write ends of the child's stdout and stderr pipes:
      "repeat": 5, "warmup": 2, "report_env": ["VAR", ...]}
     {"op": "device", "id": N}        a child that reports what torch sees (--device auto)
     {"op": "status", "id": N}        the zygote's own state (tests)
+    {"op": "signal", "id": N, "signal": "SIGTERM"|"SIGKILL"}
+                                     signal the process group of request N's child (no reply)
 
 Replies: {"event": "started", "id", "pid"} once the child exists in its own process group,
 {"event": "exited", "id", "pid", "wait_status"} when it has been reaped, and
 {"event": "status", ...}. End of file on the socket ends the zygote: it kills the process
 groups of children still running, reaps them and exits.
+
+Who signals what (docs/security.md, "Untrusted child replies"): the orchestrator never uses
+a pid from these messages. It signals only what it started itself, the zygote's session (it
+starts the zygote with setsid); a child's group is signalled by the zygote, which made it,
+on a "signal" request. When a child ends, the zygote kills what the child left in its group
+before it reaps the child: until then the zombie holds the pid, so the group id cannot have
+been reused by anyone else.
 
 What the zygote must never do is touch a GPU: a process that initialised the HIP or CUDA
 runtime cannot hand it to a forked child (the child's runtime calls fail, "Cannot
@@ -217,6 +226,11 @@ class Zygote:
 
     def handle(self, request, fds):
         op = request.get("op")
+        if op == "signal":
+            for fd in fds:
+                os.close(fd)
+            self.signal_child(request.get("id"), request.get("signal"))
+            return
         if op == "status":
             for fd in fds:
                 os.close(fd)
@@ -243,14 +257,38 @@ class Zygote:
         self.children[pid] = request.get("id")
         _send(self.sock, {"event": "started", "id": request.get("id"), "pid": pid, "zygote_threads": threads})
 
+    def signal_child(self, rid, name):
+        """Signals the group of request rid's child while it is ours and not reaped."""
+        sig = {"SIGTERM": signal.SIGTERM, "SIGKILL": signal.SIGKILL}.get(name)
+        if sig is None:
+            return
+        for pid, child_rid in self.children.items():
+            if child_rid == rid:
+                try:
+                    os.killpg(pid, sig)
+                except OSError:
+                    pass
+                return
+
     def reap(self):
         while True:
             try:
-                pid, status = os.waitpid(-1, os.WNOHANG)
+                # WNOWAIT: seen, not reaped; the zombie keeps its pid (and so its group id) ours.
+                info = os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)
             except ChildProcessError:
                 return
-            if pid == 0:
+            if info is None or info.si_pid == 0:
                 return
+            pid = info.si_pid
+            if pid in self.children:
+                try:
+                    os.killpg(pid, signal.SIGKILL)  # what the child left running in its group
+                except OSError:
+                    pass
+            try:
+                pid, status = os.waitpid(pid, 0)
+            except ChildProcessError:
+                continue
             rid = self.children.pop(pid, None)
             _send(self.sock, {"event": "exited", "id": rid, "pid": pid, "wait_status": status})
 

@@ -78,6 +78,7 @@ int explain(Context& ctx, const ExplainOptions& opts) {
         if (!log) {
             note_failure(log.error());
         } else {
+            if (!log->cut.empty()) ctx.diag.note(fmt::format("kernel log ({}): {}", log->source, log->cut));
             const std::string source = "kernel log (" + log->source + ")";
             explain::LogScanner scanner(*set, builder.collector(source));
             Status status = scanner.feed(log->text);

@@ -15,18 +15,33 @@ struct SnapshotArgs {
     bool list = false;
 };
 
+// How many files detect read whose content stays out of the bundle (docs/security.md,
+// "Snapshot content by value").
+void note_omitted(Context& ctx, const SnapshotSummary& s) {
+    if (s.omitted.empty()) return;
+    ctx.diag.note(fmt::format("{} file(s) detect read left out of the bundle (not a regular file, reached through a "
+                              "link that leaves its directory, over the cap, or not the kind expected): listed in "
+                              ".rmcp-meta as `omitted PATH REASON`",
+                              s.omitted.size()));
+}
+
 int print_listing(Context& ctx, const SnapshotSummary& s, OutputFormat format) {
     std::uint64_t total = 0;
     for (const auto& e : s.entries) total += e.size;
     if (format == OutputFormat::json) {
         nlohmann::json entries = nlohmann::json::array();
         for (const auto& e : s.entries) entries.push_back({{"path", e.path}, {"kind", e.kind}, {"size", e.size}});
-        fmt::print("{}",
-                   json_output(ctx,
-                               nlohmann::json{{"schema_version", 1}, {"entries", entries}, {"total_bytes", total}}));
+        nlohmann::json omitted = nlohmann::json::array();
+        for (const auto& o : s.omitted) omitted.push_back({{"path", o.path}, {"reason", o.reason}});
+        fmt::print("{}", json_output(ctx, nlohmann::json{{"schema_version", 1},
+                                                         {"entries", entries},
+                                                         {"omitted", omitted},
+                                                         {"total_bytes", total}}));
         return 0;
     }
     for (const auto& e : s.entries) fmt::print("{:>10}  {:<6}  {}\n", e.size, e.kind, e.path);
+    for (const auto& o : s.omitted) fmt::print("{:>10}  {:<6}  {} ({})\n", 0, "omit", o.path, o.reason);
+    note_omitted(ctx, s);
     ctx.diag.verbose(fmt::format("{} bytes before compression", total));
     return 0;
 }
@@ -38,7 +53,9 @@ void add_snapshot_command(CLI::App& app, Context& ctx, Action& action) {
                 "It holds only what detect needs: from /etc/passwd your own line, from /etc/group the groups\n"
                 "that own the GPU device nodes, from the dpkg status the ROCm, HIP and PyTorch packages, from\n"
                 "the environment the variables detect reports; binaries are left out (their size and version\n"
-                "go into .rmcp-meta), files over 4 MiB are cut (and the cut recorded). --list shows every path\n"
+                "go into .rmcp-meta), files over 4 MiB are cut (and the cut recorded). A file's content goes in\n"
+                "only by value: a regular file, not reached through a link that leaves its directory, of the\n"
+                "kind detect expects there; anything else is listed as omitted. --list shows every path\n"
                 "and size that would go in, without writing anything. See docs/security.md.");
     auto args = std::make_shared<SnapshotArgs>();
     auto* out = cmd->add_option("-o,--output", args->output, "Archive to write (FILE.tar.gz)")->type_name("FILE");
@@ -62,6 +79,7 @@ void add_snapshot_command(CLI::App& app, Context& ctx, Action& action) {
             stamp_versions(ctx, stamp);
             auto summary = write_snapshot(*root, args->output, stamp);
             if (!summary) return fail(ctx, summary.error());
+            note_omitted(ctx, *summary);
             ctx.diag.verbose(fmt::format("wrote {} ({} bytes): {} files, {} links, {} directories, {} metadata records",
                                          args->output, summary->archive_bytes, summary->files, summary->links,
                                          summary->directories, summary->meta_records));

@@ -362,7 +362,8 @@ void write_summary(const char* reason, int signal_number) {
     w.str("]}\n");
     int fd = STDERR_FILENO;
     if (g_config.log_path[0]) {
-        const int opened = open(g_config.log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        // rmcp run points this into a private directory (mkdtemp, 0700); never through a link.
+        const int opened = open(g_config.log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
         if (opened >= 0) fd = opened;
     }
     w.flush(fd);

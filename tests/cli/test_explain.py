@@ -199,7 +199,7 @@ def fake_path(tmp_path, journalctl=None, dmesg=None):
 
 def test_kernel_log_through_fake_journalctl(rmcp, tmp_path):
     log = LOGS / "kernel-driver-fault-gfxhub-page-fault.log"
-    env = fake_path(tmp_path, journalctl=f'[ "$*" = "-k -b --no-pager" ] || exit 9\ncat "{log}"\n',
+    env = fake_path(tmp_path, journalctl=f'[ "$*" = "-k -b --no-pager -n 100000" ] || exit 9\ncat "{log}"\n',
                     dmesg="exit 7\n")
     proc = rmcp("--format", "json", "explain", "--no-facts", "--kernel-log", env=env, check=0)
     out = json.loads(proc.stdout)

@@ -90,6 +90,37 @@ def test_terminate_after_the_child_exited_still_ends_run(rmcp, tmp_path):
             p.wait()
 
 
+@pytest.mark.parametrize("first", [signal.SIGINT, signal.SIGHUP])
+def test_the_signal_that_ends_run_is_the_one_reported(rmcp, tmp_path, first):
+    """D13 (review 2026-11-28): SIGINT (ignored by the child), then SIGTERM: rmcp ended after
+    --kill-grace but exited 130 and named SIGINT in its note and in ended_by_signal. The last
+    SIGTERM/SIGHUP is what ends rmcp, so 143 and SIGTERM (docs/run.md)."""
+    ready = tmp_path / "ready"
+    report = tmp_path / "r.json"
+    child = f'trap "" INT TERM HUP; touch {ready}; while :; do sleep 0.1; done'
+    p = subprocess.Popen([str(rmcp.binary), "run", "--kill-grace", "1", "--report", str(report), "--", "sh", "-c",
+                          child], env=run_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        deadline = time.monotonic() + 10
+        while not ready.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert ready.exists()
+        p.send_signal(first)
+        time.sleep(0.3)
+        p.send_signal(signal.SIGTERM)
+        _, err = p.communicate(timeout=15)
+        assert p.returncode == 128 + signal.SIGTERM, (p.returncode, err)
+        assert b"after SIGTERM" in err, err
+        attempt = json.loads(report.read_text())["attempts"][0]
+        assert attempt["ended_by_signal"] == "SIGTERM", attempt
+        assert attempt["interrupted_by"] == first.name, attempt  # the first signal the user sent
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+
+
 BAD_SECONDS = ["1e10", "9.3e9", "1e18", "1e99", "inf", "-inf", "nan", "-1", "2592001", "abc", ""]
 
 

@@ -32,7 +32,7 @@ TEST(ProcessKernelLog, WholeBootPrefersJournalctl) {
     EXPECT_EQ(log->tool, "journalctl");
     EXPECT_EQ(log->source, "journalctl -k -b");
     EXPECT_EQ(log->text, "Mar 12 kernel: hello\n");
-    EXPECT_EQ(fake.calls, (std::vector<Argv>{{"journalctl", "-k", "-b", "--no-pager"}}));
+    EXPECT_EQ(fake.calls, (std::vector<Argv>{{"journalctl", "-k", "-b", "--no-pager", "-n", "100000"}}));
 }
 
 TEST(ProcessKernelLog, WholeBootFallsBackToDmesgWhenJournalctlShowsNoEntries) {
@@ -41,7 +41,7 @@ TEST(ProcessKernelLog, WholeBootFallsBackToDmesgWhenJournalctlShowsNoEntries) {
     ASSERT_TRUE(log.ok());
     EXPECT_EQ(log->source, "dmesg");
     EXPECT_EQ(log->text, "[ 1.0] dmesg line\n");
-    EXPECT_EQ(fake.calls, (std::vector<Argv>{{"journalctl", "-k", "-b", "--no-pager"}, {"dmesg"}}));
+    EXPECT_EQ(fake.calls, (std::vector<Argv>{{"journalctl", "-k", "-b", "--no-pager", "-n", "100000"}, {"dmesg"}}));
 }
 
 TEST(ProcessKernelLog, NeitherReadableIsAnEnvironmentErrorNamingBoth) {
@@ -65,8 +65,8 @@ TEST(ProcessKernelLog, SinceAsksJournalctlFromThatSecond) {
     // No entries since the start is an answer, not a reason to ask dmesg.
     EXPECT_EQ(log->tool, "journalctl");
     EXPECT_EQ(log->text, "");
-    EXPECT_EQ(fake.calls, (std::vector<Argv>{
-                              {"journalctl", "-k", "-q", "--no-pager", "-o", "short-iso", "--since", "@1700000000"}}));
+    EXPECT_EQ(fake.calls, (std::vector<Argv>{{"journalctl", "-k", "-q", "--no-pager", "-o", "short-iso", "-n", "100000",
+                                              "--since", "@1700000000"}}));
 }
 
 TEST(ProcessKernelLog, SinceFiltersDmesgByItsIsoStamps) {

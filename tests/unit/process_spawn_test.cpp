@@ -95,6 +95,55 @@ TEST(ProcessSpawn, OwnProcessGroupOrOurs) {
     }
 }
 
+TEST(ProcessSpawn, ASessionOfItsOwnAndKillSessionEndsAllOfItOnly) {
+    // The leader forks a process into another group of the session (as the probe's fork
+    // server does for each child): kill_session ends both; a process outside lives.
+    SpawnRequest outside_request = with_pipes({"sleep", "30"});
+    auto outside = spawn(outside_request);
+    ASSERT_TRUE(outside.ok()) << outside.error().message();
+    auto request = with_pipes({"python3", "-c",
+                               "import os, sys, time\n"
+                               "pid = os.fork()\n"
+                               "if pid == 0:\n"
+                               "    os.setpgid(0, 0)\n"
+                               "    time.sleep(30)\n"
+                               "    os._exit(0)\n"
+                               "print(pid, flush=True)\n"
+                               "time.sleep(30)\n"});
+    request.group = ProcessGroup::session;
+    auto leader = spawn(request);
+    ASSERT_TRUE(leader.ok()) << leader.error().message();
+    EXPECT_EQ(::getsid(leader->pid), leader->pid);
+    std::string line;
+    char c = 0;
+    while (::read(leader->out_fd.get(), &c, 1) == 1 && c != '\n') line += c;
+    const pid_t member = static_cast<pid_t>(std::stol(line));
+    EXPECT_EQ(::getsid(member), leader->pid);
+    for (int i = 0; i < 100 && ::getpgid(member) != member; ++i) ::usleep(10'000);
+    EXPECT_EQ(::getpgid(member), member);  // a group of its own, in the same session
+
+    EXPECT_GE(kill_session(leader->pid), 2U);
+    EXPECT_EQ(wait_exit_code(leader->pid), 128 + SIGKILL);
+    const auto running = [](pid_t pid) {
+        const std::string path = "/proc/" + std::to_string(pid) + "/stat";
+        char buf[512] = {};
+        const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+        if (fd < 0) return false;
+        const ssize_t n = ::read(fd, buf, sizeof buf - 1);
+        ::close(fd);
+        const std::string stat(buf, n > 0 ? static_cast<std::size_t>(n) : 0);
+        const auto close = stat.rfind(')');
+        return close != std::string::npos && close + 2 < stat.size() && stat[close + 2] != 'Z';
+    };
+    for (int i = 0; i < 50 && running(member); ++i) ::usleep(20'000);
+    EXPECT_FALSE(running(member));
+    EXPECT_EQ(::kill(outside->pid, 0), 0);  // not of the session: untouched
+    ::kill(outside->pid, SIGKILL);
+    EXPECT_EQ(wait_exit_code(outside->pid), 128 + SIGKILL);
+    EXPECT_EQ(kill_session(1), 0U);  // never init's
+    EXPECT_EQ(kill_session(0), 0U);
+}
+
 TEST(ProcessSpawn, MapsDescriptorsAndDevNull) {
     int extra[2];
     ASSERT_EQ(::pipe2(extra, O_CLOEXEC), 0);

@@ -71,6 +71,62 @@ TEST(SnapshotReduction, BinariesAreElfOrHaveNulBytes) {
     EXPECT_FALSE(looks_binary(std::string(5000, 'x') + std::string(1, '\0')));  // only the first 4 KiB decide
 }
 
+TEST(SnapshotByValue, EachPathDetectReadsHasItsKind) {
+    EXPECT_EQ(snapshot_kind("/home/u/.local/lib/python3.11/site-packages/torch/version.py"),
+              SnapshotKind::torch_version);
+    EXPECT_EQ(snapshot_kind("/etc/os-release"), SnapshotKind::os_release);
+    EXPECT_EQ(snapshot_kind("/usr/lib/os-release"), SnapshotKind::os_release);
+    EXPECT_EQ(snapshot_kind("/opt/rocm-6.2.0/.info/version"), SnapshotKind::version_text);
+    EXPECT_EQ(snapshot_kind("/usr/include/hip/hip_version.h"), SnapshotKind::c_header);
+    EXPECT_EQ(snapshot_kind("/sys/module/amdgpu/initstate"), SnapshotKind::sysfs_value);
+    EXPECT_EQ(snapshot_kind("/usr/share/libdrm/amdgpu.ids"), SnapshotKind::generic);
+    EXPECT_EQ(snapshot_kind_cap(SnapshotKind::generic), k_snapshot_file_cap);
+    EXPECT_EQ(snapshot_kind_cap(SnapshotKind::torch_version), 64U << 10);
+}
+
+TEST(SnapshotByValue, ContentMustBeOfTheKindExpected) {
+    EXPECT_EQ(snapshot_content_problem(SnapshotKind::torch_version,
+                                       "from typing import Optional\n__version__ = '2.3.0+rocm6.0'\nhip = '6.0'\n",
+                                       false),
+              "");
+    EXPECT_NE(snapshot_content_problem(SnapshotKind::torch_version, "-----BEGIN OPENSSH PRIVATE KEY-----\n", false),
+              "");
+    EXPECT_NE(snapshot_content_problem(SnapshotKind::torch_version, "__version__ = '2.3'\n", true).find("cap"),
+              std::string::npos);
+    EXPECT_EQ(snapshot_content_problem(SnapshotKind::os_release, "# c\n\nID=debian\nPRETTY_NAME=\"Debian 12\"\n",
+                                       false),
+              "");
+    EXPECT_NE(snapshot_content_problem(SnapshotKind::os_release, "ID=debian\nroot:x:0:0::/root:/bin/sh\n", false)
+                  .find("line 2"),
+              std::string::npos);
+    EXPECT_NE(snapshot_content_problem(SnapshotKind::os_release, std::string("ID=x\n\0", 6), false).find("binary"),
+              std::string::npos);
+    EXPECT_EQ(snapshot_content_problem(SnapshotKind::version_text, "6.2.0-66\n", false), "");
+    EXPECT_NE(snapshot_content_problem(SnapshotKind::version_text, "ssh-rsa AAAAB3 user@host\n", false), "");
+    EXPECT_EQ(snapshot_content_problem(SnapshotKind::c_header, "#define HIP_VERSION_MAJOR 6\n", false), "");
+    EXPECT_NE(snapshot_content_problem(SnapshotKind::c_header, "password=x\n", false), "");
+    EXPECT_EQ(snapshot_content_problem(SnapshotKind::sysfs_value, "live\n", false), "");
+    EXPECT_NE(snapshot_content_problem(SnapshotKind::sysfs_value, std::string("a\0b", 3), false), "");
+    EXPECT_EQ(snapshot_content_problem(SnapshotKind::generic, std::string("a\0b", 3), true), "");
+}
+
+TEST(SnapshotByValue, ALinkMayNotLeaveItsDirectoryOutsideTheSystemTrees) {
+    // Inside the link's own directory: always.
+    EXPECT_TRUE(snapshot_link_allowed("/home/u/venv/lib64", "/home/u/venv/lib"));
+    EXPECT_TRUE(snapshot_link_allowed("/home/u/t/version.py", "/home/u/t/sub/real.py"));
+    // D5: out of its directory into the user's keys.
+    EXPECT_FALSE(snapshot_link_allowed("/home/u/t/version.py", "/home/u/.ssh/id_rsa"));
+    EXPECT_FALSE(snapshot_link_allowed("/home/u/t/version.py", "/etc/shadow"));
+    EXPECT_FALSE(snapshot_link_allowed("/home/u/t/version.py", "/home/u/tx/version.py"));  // a prefix is not inside
+    // The distribution's layout between system trees; never from them into a home.
+    EXPECT_TRUE(snapshot_link_allowed("/etc/os-release", "/usr/lib/os-release"));
+    EXPECT_TRUE(snapshot_link_allowed("/sys/class/drm/card0", "/sys/devices/pci0000:00/0000:03:00.0/drm/card0"));
+    EXPECT_TRUE(snapshot_link_allowed("/opt/rocm", "/etc/alternatives/rocm"));
+    EXPECT_FALSE(snapshot_link_allowed("/etc/os-release", "/home/u/.aws/credentials"));
+    EXPECT_FALSE(snapshot_link_allowed("/etc/os-release", "/root/.ssh/id_rsa"));
+    EXPECT_TRUE(snapshot_link_allowed("/home", "/usr/home"));  // a link in / stays inside /
+}
+
 TEST(SnapshotSelection, WhatDetectReadsWithLinksKeptAsLinks) {
     const Root root = fixture("rx6800xt-gfx1030-rocm61");
     auto listed = list_snapshot(root);

@@ -13,6 +13,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <variant>
 #include <unistd.h>
 
 namespace rmcp::probe {
@@ -21,7 +22,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr std::size_t k_keep_bytes = 64 * 1024;         // output tail kept per child and for the server
-constexpr std::size_t k_max_message = 1 << 20;          // python/rmcp/zygote.py MAX_MESSAGE
 constexpr auto k_term_grace = std::chrono::seconds(1);  // SIGTERM, then SIGKILL
 constexpr auto k_reap_wait = std::chrono::seconds(5);   // for the server to report a killed child
 constexpr auto k_drain_wait = std::chrono::seconds(2);  // for pipes a child's leftovers hold open
@@ -94,8 +94,11 @@ Result<std::unique_ptr<ForkServer>> ForkServer::start(const ForkServerOptions& o
     const int made_errno = errno;
     UniqueFd ctl(sv[0]), ctl_for_server(sv[1]), log_read(log[0]), log_write(log[1]);
     if (!made) return os_error("creating the control socket for", "the probe worker", made_errno);
-    // Its own process group: the terminal's ^C reaches rmcp, which then closes the socket;
-    // the server kills its children and exits (python/rmcp/zygote.py).
+    // Its own session (so its own process group too): the terminal's ^C reaches rmcp, which
+    // then closes the socket; the server kills its children and exits (python/rmcp/zygote.py).
+    // Every process it forks stays in that session, whatever group it makes: a server that
+    // does not end them is ended with all of them (kill_all), and no pid a message names is
+    // ever signalled (docs/security.md, "Untrusted child replies").
     process::SpawnRequest request;
     request.argv = {options.python, "-m", "rmcp.worker", "--serve", "--control-fd", "3"};
     request.env = options.env;
@@ -103,7 +106,7 @@ Result<std::unique_ptr<ForkServer>> ForkServer::start(const ForkServerOptions& o
                    process::FdMapping::copy_of(log_write.get(), STDOUT_FILENO),
                    process::FdMapping::copy_of(log_write.get(), STDERR_FILENO),
                    process::FdMapping::copy_of(ctl_for_server.get(), 3)};
-    request.group = process::ProcessGroup::own;
+    request.group = process::ProcessGroup::session;
     sigset_t none;
     sigemptyset(&none);
     request.signal_mask = none;
@@ -141,56 +144,77 @@ Result<std::unique_ptr<ForkServer>> ForkServer::start(const ForkServerOptions& o
         return server->m_death + (tail.empty() ? "" : ": " + tail);
     };
 
-    nlohmann::json hello;
-    switch (server->next_message(hello, started + options.handshake_timeout)) {
+    protocol::Message hello_message;
+    switch (server->next_message(hello_message, started + options.handshake_timeout)) {
     case Wait::timeout:
         return fail("checking the interpreter",
                     fmt::format("no answer within {:g} s: is it a Python 3 interpreter?",
                                 std::chrono::duration<double>(options.handshake_timeout).count()));
     case Wait::closed: return fail("checking the interpreter", "it ended without answering (" + ended() + ")");
+    case Wait::bad:
+        return fail("checking the interpreter",
+                    "it answered something other than the worker's handshake: " + server->m_protocol_error);
+    case Wait::again:
     case Wait::message: break;
     }
-    if (hello.value("event", "") != "hello" || !hello.contains("torch"))
-        return fail("checking the interpreter", "it answered something other than the worker's handshake");
+    const auto* hello = std::get_if<protocol::Hello>(&hello_message);
+    if (!hello) return fail("checking the interpreter", "it answered something other than the worker's handshake");
     Handshake& h = server->m_handshake;
     h.hello_s = seconds_since(started);
-    h.python_version = hello.value("python", "");
-    h.executable = hello.value("executable", "");
-    const auto& torch = hello["torch"];
-    h.torch_origin = torch.value("origin", "");
-    h.torch_version = torch.value("version", "");
+    h.python_version = hello->python;
+    h.executable = hello->executable;
+    h.torch_origin = hello->torch_origin;
+    h.torch_version = hello->torch_version;
 
-    nlohmann::json ready;
-    switch (server->next_message(ready, started + options.import_timeout)) {
+    protocol::Message ready_message;
+    switch (server->next_message(ready_message, started + options.import_timeout)) {
     case Wait::timeout:
         return fail("importing torch with", fmt::format("no answer within {:g} s (--timeout)",
                                                         std::chrono::duration<double>(options.import_timeout).count()));
     case Wait::closed: return fail("importing torch with", "the interpreter ended (" + ended() + ")");
+    case Wait::bad:
+        return fail("importing torch with", "unexpected answer from the worker: " + server->m_protocol_error);
+    case Wait::again:
     case Wait::message: break;
     }
-    if (ready.value("event", "") == "no_torch")
+    if (const auto* no_torch = std::get_if<protocol::NoTorch>(&ready_message))
         return fail("checking the interpreter",
-                    fmt::format("Python {}: {}", h.python_version, ready.value("message", "import torch failed")));
-    if (ready.value("event", "") != "ready") return fail("importing torch with", "unexpected answer from the worker");
+                    fmt::format("Python {}: {}", h.python_version,
+                                no_torch->message.empty() ? std::string("import torch failed") : no_torch->message));
+    const auto* ready = std::get_if<protocol::Ready>(&ready_message);
+    if (!ready) return fail("importing torch with", "unexpected answer from the worker");
     h.ready_s = seconds_since(started);
-    h.torch_version = ready.value("torch_version", h.torch_version);
-    h.gpu_build = ready["gpu_build"].is_string() ? ready["gpu_build"].get<std::string>() : "";
-    h.cuda_initialized = ready.value("cuda_initialized", false);
-    h.threads = ready.value("threads", 0);
-    if (ready.contains("device_calls") && ready["device_calls"].is_array())
-        for (const auto& c : ready["device_calls"]) h.device_calls.push_back(c.get<std::string>());
+    h.torch_version = ready->torch_version;
+    h.gpu_build = ready->gpu_build;
+    h.cuda_initialized = ready->cuda_initialized;
+    h.threads = ready->threads;
+    h.device_calls = ready->device_calls;
     return server;
 }
 
 ForkServer::~ForkServer() { stop(std::chrono::seconds(2)); }
 
+namespace {
+
+// Whether `pid` (our unreaped child) has ended, without reaping it: while it is a zombie its
+// pid, and so the id of the session it leads, cannot be reused (wait(2), WNOWAIT).
+bool has_ended(pid_t pid) {
+    siginfo_t info{};
+    if (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0) return errno == ECHILD;
+    return info.si_pid == pid;
+}
+
+}  // namespace
+
+void ForkServer::kill_all() {
+    if (m_pid > 0) process::kill_session(m_pid);
+}
+
 void ForkServer::stop(std::chrono::milliseconds grace) {
     m_ctl.reset();  // end of file: the server kills its children's groups and exits
     if (m_pid > 0) {
-        int status = 0;
         const auto deadline = Clock::now() + grace;
-        pid_t got = 0;
-        while ((got = ::waitpid(m_pid, &status, WNOHANG)) == 0 && Clock::now() < deadline) {
+        while (!has_ended(m_pid) && Clock::now() < deadline) {
             if (m_log) {
                 pollfd p{m_log.get(), POLLIN, 0};
                 if (::poll(&p, 1, 20) > 0) drain_log();
@@ -198,10 +222,11 @@ void ForkServer::stop(std::chrono::milliseconds grace) {
                 ::usleep(20'000);
             }
         }
-        if (got == 0) {
-            ::kill(-m_pid, SIGKILL);
-            while ((got = ::waitpid(m_pid, &status, 0)) < 0 && errno == EINTR) {}
-        }
+        // Whatever is left of its session (it, or what a child left outside its group).
+        kill_all();
+        int status = 0;
+        pid_t got = 0;
+        while ((got = ::waitpid(m_pid, &status, 0)) < 0 && errno == EINTR) {}
         if (got > 0 && m_death.empty()) m_death = status_text(status);
         m_pid = -1;
     }
@@ -218,14 +243,14 @@ void ForkServer::mark_dead() {
     m_alive = false;
     m_ctl.reset();
     if (m_pid > 0) {
-        // It closed its socket: it is gone or going. Reap it (bounded) to say how it ended.
+        // It closed its socket, or broke the protocol: it is gone or going. Give it a moment
+        // to end by itself (its status says why), then end its whole session: a child it was
+        // running would otherwise be an orphan.
+        for (int i = 0; i < 50 && !has_ended(m_pid); ++i) ::usleep(20'000);
+        kill_all();
         int status = 0;
         pid_t got = 0;
-        for (int i = 0; i < 50 && (got = ::waitpid(m_pid, &status, WNOHANG)) == 0; ++i) ::usleep(20'000);
-        if (got == 0) {
-            ::kill(-m_pid, SIGKILL);
-            while ((got = ::waitpid(m_pid, &status, 0)) < 0 && errno == EINTR) {}
-        }
+        while ((got = ::waitpid(m_pid, &status, 0)) < 0 && errno == EINTR) {}
         if (got > 0) m_death = status_text(status);
         m_pid = -1;
     }
@@ -236,8 +261,40 @@ void ForkServer::mark_dead() {
     }
 }
 
-ForkServer::Wait ForkServer::next_message(nlohmann::json& message, Clock::time_point deadline) {
-    std::vector<char> buf(k_max_message);
+ForkServer::Wait ForkServer::receive(protocol::Message& message) {
+    m_buffer.resize(protocol::k_max_message);
+    iovec iov{m_buffer.data(), m_buffer.size()};
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;  // no room for descriptors: any sent along are closed by the kernel
+    const ssize_t got = ::recvmsg(m_ctl.get(), &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+    if (got < 0 && (errno == EINTR || errno == EAGAIN)) return Wait::again;
+    if (got <= 0) {
+        mark_dead();
+        return Wait::closed;
+    }
+    auto parsed = protocol::parse_worker_message(std::string_view(m_buffer.data(), static_cast<std::size_t>(got)),
+                                                 (msg.msg_flags & MSG_TRUNC) != 0);
+    if (!parsed) {
+        m_protocol_error = parsed.error().cause;
+        return Wait::bad;
+    }
+    message = std::move(*parsed);
+    return Wait::message;
+}
+
+void ForkServer::signal_child(long id, int sig) {
+    if (!m_ctl) return;
+    const std::string text =
+        nlohmann::json{{"op", "signal"}, {"id", id}, {"signal", sig == SIGKILL ? "SIGKILL" : "SIGTERM"}}.dump();
+    ssize_t sent = -1;
+    do {
+        sent = ::send(m_ctl.get(), text.data(), text.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    } while (sent < 0 && errno == EINTR);
+    // Not sent: the server is gone or not reading; the caller's deadline ends it.
+}
+
+ForkServer::Wait ForkServer::next_message(protocol::Message& message, Clock::time_point deadline) {
     for (;;) {
         if (!m_ctl) return Wait::closed;
         pollfd fds[2] = {{m_ctl.get(), POLLIN, 0}, {m_log.get(), POLLIN, 0}};
@@ -245,16 +302,8 @@ ForkServer::Wait ForkServer::next_message(nlohmann::json& message, Clock::time_p
         if (n < 0 && errno != EINTR) return Wait::closed;
         if (n > 0 && m_log && (fds[1].revents & (POLLIN | POLLHUP | POLLERR))) drain_log();
         if (n > 0 && (fds[0].revents & (POLLIN | POLLHUP | POLLERR))) {
-            const ssize_t got = ::recv(m_ctl.get(), buf.data(), buf.size(), 0);
-            if (got < 0 && (errno == EINTR || errno == EAGAIN)) continue;
-            if (got <= 0) {
-                mark_dead();
-                return Wait::closed;
-            }
-            auto parsed = nlohmann::json::parse(buf.data(), buf.data() + got, nullptr, false);
-            if (parsed.is_discarded() || !parsed.is_object()) continue;
-            message = std::move(parsed);
-            return Wait::message;
+            const Wait got = receive(message);
+            if (got != Wait::again) return got;
         }
         if (Clock::now() >= deadline) return Wait::timeout;
     }
@@ -304,39 +353,37 @@ Result<ChildRun> ForkServer::run_child(nlohmann::json request, std::chrono::mill
         return run;
     }
 
-    bool exited = false, killed = false, leftovers_killed = false;
+    bool exited = false, killed = false, draining = false;
     Clock::time_point deadline = started + timeout;
     Clock::time_point kill_at{}, give_up_at{}, drain_until{};
-    std::vector<char> buf(k_max_message);
     for (;;) {
         const auto now = Clock::now();
         if (exited && !out_fd && !err_fd) break;
-        if (exited && !leftovers_killed) {
-            // Processes the child left behind in its group would keep the pipes open.
-            ::kill(-run.pid, SIGKILL);
-            leftovers_killed = true;
+        if (exited && !draining) {
+            // The server ended what the child left in its group before it reaped the child
+            // (zygote.py); a process that left the group may still hold the pipes: bounded.
+            draining = true;
             drain_until = now + k_drain_wait;
         }
         if (exited && now >= drain_until) break;
         if (!exited && !run.timed_out && now >= deadline) {
             run.timed_out = true;
-            if (run.pid <= 0) {  // the server never said it forked: it is stuck
-                ::kill(-m_pid, SIGKILL);
-                mark_dead();
+            if (!run.started) {  // the server never said it forked: it is stuck
+                mark_dead();     // ends its session
                 run.server_died = true;
                 break;
             }
-            // A hung GPU kernel may ignore SIGTERM; the whole group goes, the child first.
-            ::kill(-run.pid, SIGTERM);
+            // A hung GPU kernel may ignore SIGTERM; the server signals the child's group (it
+            // made it), SIGKILL follows.
+            signal_child(id, SIGTERM);
             kill_at = now + k_term_grace;
             give_up_at = now + k_term_grace + k_reap_wait;
         }
         if (run.timed_out && !killed && now >= kill_at) {
-            ::kill(-run.pid, SIGKILL);
+            signal_child(id, SIGKILL);
             killed = true;
         }
         if (run.timed_out && !exited && now >= give_up_at) {  // the server does not reap: broken
-            ::kill(-m_pid, SIGKILL);
             mark_dead();
             run.server_died = true;
             break;
@@ -353,28 +400,36 @@ Result<ChildRun> ForkServer::run_child(nlohmann::json request, std::chrono::mill
         if (fds[1].fd >= 0 && (fds[1].revents & (POLLIN | POLLHUP | POLLERR))) read_into(err_fd, run.err);
         if (fds[3].fd >= 0 && (fds[3].revents & (POLLIN | POLLHUP | POLLERR))) drain_log();
         if (fds[2].fd >= 0 && (fds[2].revents & (POLLIN | POLLHUP | POLLERR))) {
-            const ssize_t got = ::recv(m_ctl.get(), buf.data(), buf.size(), 0);
-            if (got < 0 && (errno == EINTR || errno == EAGAIN)) continue;
-            if (got <= 0) {
-                // The server died with the child running: the child is an orphan now.
-                if (run.pid > 0) ::kill(-run.pid, SIGKILL);
-                mark_dead();
+            protocol::Message reply;
+            const Wait got = receive(reply);
+            if (got == Wait::again) continue;
+            if (got == Wait::closed) {  // the server died with the child running: its session was ended
                 run.server_died = true;
                 break;
             }
-            const auto reply = nlohmann::json::parse(buf.data(), buf.data() + got, nullptr, false);
-            if (reply.is_discarded() || !reply.is_object() || reply.value("id", -1L) != id) continue;
-            const std::string event = reply.value("event", "");
-            if (event == "started") {
-                run.pid = reply.value("pid", -1);
-            } else if (event == "exited") {
-                run.wait_status = reply.value("wait_status", 0);
-                exited = true;
-            } else if (event == "rejected") {
-                return Error{"running a probe child with", m_python,
-                             "the fork server rejected the request: " + reply.value("message", ""),
+            if (got == Wait::bad) {
+                const std::string why = m_protocol_error;
+                mark_dead();
+                return Error{"running a probe child with", m_python, "the fork server broke the protocol: " + why,
                              ExitCode::environment};
             }
+            if (const auto* s = std::get_if<protocol::Started>(&reply); s && s->id == id) {
+                run.started = true;
+            } else if (const auto* e = std::get_if<protocol::Exited>(&reply); e && e->id == id) {
+                run.wait_status = e->wait_status;
+                exited = true;
+            } else if (const auto* r = std::get_if<protocol::Rejected>(&reply); r && r->id == id) {
+                return Error{"running a probe child with", m_python,
+                             "the fork server rejected the request: " + r->message, ExitCode::environment};
+            } else if (std::holds_alternative<protocol::Hello>(reply) ||
+                       std::holds_alternative<protocol::Ready>(reply) ||
+                       std::holds_alternative<protocol::NoTorch>(reply)) {
+                mark_dead();
+                return Error{"running a probe child with", m_python,
+                             "the fork server broke the protocol: a start-up message while a child runs",
+                             ExitCode::environment};
+            }
+            // Anything else belongs to an earlier child (a late "exited"): not this one's.
         }
     }
     out_fd.reset();

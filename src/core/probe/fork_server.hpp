@@ -5,6 +5,7 @@
 // timeout and the kill of its process group work exactly as for a child spawned directly.
 #pragma once
 
+#include "probe/worker_protocol.hpp"
 #include "util/error.hpp"
 #include "util/unique_fd.hpp"
 
@@ -42,9 +43,9 @@ struct ForkServerOptions {
 };
 
 struct ChildRun {
-    pid_t pid = -1;            // also its process group
+    bool started = false;      // the server said it forked the child (its pid is never used: D9)
     int wait_status = 0;       // as waitpid() reports it (the fork server reaped the child)
-    bool timed_out = false;    // the timeout cut it (its group was killed)
+    bool timed_out = false;    // the timeout cut it (its group was killed, by the server on request)
     bool server_died = false;  // the fork server went away before reporting the child's end
     std::string out, err;      // stdout, and the tail of stderr
     double wall_s = 0;
@@ -64,16 +65,26 @@ public:
     [[nodiscard]] pid_t pid() const { return m_pid; }
 
     // One child for `request` (a JSON object with "op"; the id is added here). After the
-    // timeout the child's process group gets SIGTERM, then SIGKILL a second later.
+    // timeout the server is asked to send the child's process group SIGTERM, then SIGKILL a
+    // second later; a server that does not answer is ended with its whole session. A reply
+    // that breaks the protocol (worker_protocol.hpp) is an error (ExitCode::environment)
+    // and ends the server and its session.
     Result<ChildRun> run_child(nlohmann::json request, std::chrono::milliseconds timeout);
     // How the fork server ended ("killed by SIGKILL", "exit 1: <its last line>"), once it has.
     [[nodiscard]] std::string death() const { return m_death; }
 
 private:
     ForkServer() = default;
-    enum class Wait { message, closed, timeout };
-    // The next control message, reading the server's own output meanwhile.
-    Wait next_message(nlohmann::json& message, std::chrono::steady_clock::time_point deadline);
+    enum class Wait { message, closed, timeout, bad, again };
+    // The next control message, reading the server's own output meanwhile; Wait::bad: it
+    // broke the protocol, m_protocol_error says how.
+    Wait next_message(protocol::Message& message, std::chrono::steady_clock::time_point deadline);
+    // One packet from the control socket, parsed: Wait::message, Wait::closed, or Wait::bad.
+    Wait receive(protocol::Message& message);
+    // Asks the server to signal the process group of child `id` (it created that group).
+    void signal_child(long id, int sig);
+    // SIGKILL for the server's whole session: the server and everything it forked.
+    void kill_all();
     void drain_log();
     void mark_dead();
     void stop(std::chrono::milliseconds grace);
@@ -86,6 +97,8 @@ private:
     Handshake m_handshake;
     bool m_alive = true;
     std::string m_death;
+    std::string m_protocol_error;  // the last message that broke the protocol
+    std::vector<char> m_buffer;    // one control packet
     long m_next_id = 0;
 };
 

@@ -1,5 +1,6 @@
 #include "probe/runner.hpp"
 
+#include "probe/worker_protocol.hpp"
 #include "process/spawn.hpp"
 
 #include <fmt/format.h>
@@ -82,6 +83,10 @@ Result<ScenarioResult> classify_child(int wait_status, bool timed_out, std::stri
                                       std::string_view stderr_text, const CrashClassifier& classify) {
     ScenarioResult r;
     const auto report = last_report(stdout_text);
+    // Typed before use: a field of the wrong type was an uncaught exception (D12).
+    if (report)
+        if (const auto why = protocol::child_report_problem(*report); !why.empty())
+            return Error{"reading the probe worker's report", "", why, ExitCode::environment};
     if (report) r.report = *report;
     const std::string status = report ? report->value("status", "") : "";
     if (WIFEXITED(wait_status)) r.exit_code = WEXITSTATUS(wait_status);
@@ -246,6 +251,9 @@ Result<DeviceQuery> ZygoteRunner::query_device() {
     auto child = run_child({}, {{"op", "device"}}, "the device check");
     if (!child) return child.error();
     const auto report = last_report(child->out);
+    if (report)
+        if (const auto why = protocol::child_report_problem(*report); !why.empty())
+            return Error{"asking torch for a GPU with", m_options.python, "its report: " + why, ExitCode::environment};
     if (child->timed_out || !report || report->value("status", "") != "device") {
         const std::string why = child->timed_out                  ? "it hung"
                                 : WIFSIGNALED(child->wait_status) ? signal_name(WTERMSIG(child->wait_status))

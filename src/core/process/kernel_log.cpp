@@ -43,6 +43,8 @@ std::string lines_since(std::string_view text, long long epoch) {
     return kept;
 }
 
+std::string max_lines() { return std::to_string(k_kernel_log_max_lines); }
+
 std::string why_failed(const CommandOutput& output, std::string_view tool) {
     return output.error.empty() ? fmt::format("{} failed", tool) : output.error;
 }
@@ -72,22 +74,24 @@ Result<KernelLog> read_kernel_log(const CommandRunner& runner,
     std::string journal_why;
     if (since) {
         const auto epoch = std::chrono::duration_cast<std::chrono::seconds>(since->time_since_epoch()).count();
-        auto journal =
-            runner({"journalctl", "-k", "-q", "--no-pager", "-o", "short-iso", "--since", fmt::format("@{}", epoch)});
+        auto journal = runner({"journalctl", "-k", "-q", "--no-pager", "-o", "short-iso", "-n", max_lines(), "--since",
+                               fmt::format("@{}", epoch)});
         if (journal.exit_code == 0)
-            return KernelLog{"journalctl", fmt::format("journalctl -k --since @{}", epoch), std::move(journal.out)};
+            return KernelLog{"journalctl", fmt::format("journalctl -k --since @{}", epoch), std::move(journal.out),
+                             std::move(journal.cut)};
         journal_why = why_failed(journal, "journalctl");
         auto dmesg = runner({"dmesg", "--time-format", "iso"});
-        if (dmesg.exit_code == 0) return KernelLog{"dmesg", "dmesg --time-format iso", lines_since(dmesg.out, epoch)};
+        if (dmesg.exit_code == 0)
+            return KernelLog{"dmesg", "dmesg --time-format iso", lines_since(dmesg.out, epoch), std::move(dmesg.cut)};
         return Error{"reading", "the kernel log", fmt::format("{}; {}", journal_why, why_failed(dmesg, "dmesg")),
                      ExitCode::environment};
     }
-    auto journal = runner({"journalctl", "-k", "-b", "--no-pager"});
+    auto journal = runner({"journalctl", "-k", "-b", "--no-pager", "-n", max_lines()});
     if (journal.exit_code == 0 && has_entries(journal.out))
-        return KernelLog{"journalctl", "journalctl -k -b", std::move(journal.out)};
+        return KernelLog{"journalctl", "journalctl -k -b", std::move(journal.out), std::move(journal.cut)};
     journal_why = journal.exit_code == 0 ? "journalctl: no entries" : why_failed(journal, "journalctl");
     auto dmesg = runner({"dmesg"});
-    if (dmesg.exit_code == 0) return KernelLog{"dmesg", "dmesg", std::move(dmesg.out)};
+    if (dmesg.exit_code == 0) return KernelLog{"dmesg", "dmesg", std::move(dmesg.out), std::move(dmesg.cut)};
     return Error{"reading", "the kernel log", fmt::format("{}; {}", journal_why, why_failed(dmesg, "dmesg")),
                  ExitCode::environment};
 }

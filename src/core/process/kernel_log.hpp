@@ -18,11 +18,16 @@ struct KernelLog {
     std::string tool;    // "journalctl" or "dmesg"
     std::string source;  // the command as users see it: "journalctl -k -b", "dmesg", ...
     std::string text;
+    std::string cut;  // set when text is not the whole log (CommandOutput::cut): shown as a note
 };
 
-// Without `since`: `journalctl -k -b --no-pager`, falling back to `dmesg` when journalctl is
+// journalctl is asked for the newest lines only (`-n`): the tail is what a crash report
+// needs, and the capture keeps no more lines than this anyway (CaptureLimits::max_lines).
+inline constexpr std::size_t k_kernel_log_max_lines = 100'000;
+
+// Without `since`: `journalctl -k -b --no-pager -n 100000`, falling back to `dmesg` when journalctl is
 // missing, fails, or shows no entries (no journal, or no permission to read it).
-// With `since`: `journalctl -k -q --no-pager -o short-iso --since @EPOCH`, falling back to
+// With `since`: `journalctl -k -q --no-pager -o short-iso -n 100000 --since @EPOCH`, falling back to
 // `dmesg --time-format iso` with the lines stamped before `since` left out; no entries is
 // an answer here (nothing happened since), not a reason to ask dmesg.
 // Neither readable: an environment error (exit 3) naming both causes.

@@ -4,10 +4,16 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <csignal>
+#include <cstdlib>
 #include <cstring>
+#include <dirent.h>
+#include <fcntl.h>
+#include <optional>
 #include <pty.h>
 #include <spawn.h>
 #include <sys/ioctl.h>
+#include <sys/syscall.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -120,7 +126,83 @@ std::vector<char*> c_strings(const std::vector<std::string>& strings) {
     return out;
 }
 
+// The session id of process `pid` from /proc/PID/stat (proc(5): "pid (comm) state ppid pgrp
+// session ..."; comm may hold spaces and parentheses, so fields are counted after the last
+// ')'). nullopt when it is gone, unreadable, or a zombie (nothing left to signal).
+std::optional<pid_t> session_of(pid_t pid) {
+    const std::string path = "/proc/" + std::to_string(pid) + "/stat";
+    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!fd) return std::nullopt;
+    char buf[1024];
+    const ssize_t n = ::read(fd.get(), buf, sizeof buf - 1);
+    if (n <= 0) return std::nullopt;
+    const std::string_view stat(buf, static_cast<std::size_t>(n));
+    const auto close = stat.rfind(')');
+    if (close == std::string_view::npos) return std::nullopt;
+    long fields[3] = {0, 0, 0};  // ppid pgrp session, after the state letter
+    std::size_t pos = close + 1;
+    if (stat.substr(pos).starts_with(" Z")) return std::nullopt;
+    for (int field = -1; field < 3; ++field) {
+        while (pos < stat.size() && stat[pos] == ' ') ++pos;
+        const auto end = stat.find(' ', pos);
+        if (end == std::string_view::npos) return std::nullopt;
+        if (field >= 0) {
+            const std::string number(stat.substr(pos, end - pos));
+            char* stop = nullptr;
+            fields[field] = std::strtol(number.c_str(), &stop, 10);
+            if (stop == number.c_str() || *stop != '\0') return std::nullopt;
+        }
+        pos = end;
+    }
+    return static_cast<pid_t>(fields[2]);
+}
+
+#if defined(SYS_pidfd_open) && defined(SYS_pidfd_send_signal)
+int open_pidfd(pid_t pid) { return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)); }
+int send_through_pidfd(int pidfd, int sig) {
+    return static_cast<int>(::syscall(SYS_pidfd_send_signal, pidfd, sig, nullptr, 0));
+}
+#else
+int open_pidfd(pid_t) {
+    errno = ENOSYS;
+    return -1;
+}
+int send_through_pidfd(int, int) {
+    errno = ENOSYS;
+    return -1;
+}
+#endif
+
 }  // namespace
+
+std::size_t kill_session(pid_t leader) {
+    if (leader <= 1) return 0;
+    std::size_t signalled = 0;
+    // Killed processes cannot fork; the others might between two scans: a few rounds.
+    for (int round = 0; round < 5; ++round) {
+        std::vector<pid_t> members;
+        if (DIR* proc = ::opendir("/proc")) {
+            while (const dirent* e = ::readdir(proc)) {
+                char* end = nullptr;
+                const long pid = std::strtol(e->d_name, &end, 10);
+                if (end == e->d_name || *end != '\0' || pid <= 1) continue;
+                if (session_of(static_cast<pid_t>(pid)) == leader) members.push_back(static_cast<pid_t>(pid));
+            }
+            ::closedir(proc);
+        }
+        if (members.empty()) break;
+        for (const pid_t pid : members) {
+            UniqueFd pidfd(open_pidfd(pid));
+            if (pidfd) {
+                // The descriptor pins the process: check it is still one of the session's.
+                if (session_of(pid) == leader && send_through_pidfd(pidfd.get(), SIGKILL) == 0) ++signalled;
+            } else if (errno == ENOSYS && session_of(pid) == leader && ::kill(pid, SIGKILL) == 0) {
+                ++signalled;  // no pidfd: the window between the check and kill(2) remains
+            }
+        }
+    }
+    return signalled;
+}
 
 void copy_window_size(int master_fd) {
     winsize ws{};
@@ -208,7 +290,7 @@ Result<SpawnedChild> spawn(const SpawnRequest& request) {
         else posix_spawn_file_actions_addopen(&spawn_attr.actions, c.child_fd, c.path.c_str(), c.open_flags, 0);
     }
     short flags = 0;
-    if (request.output == Terminal::pty) {
+    if (request.output == Terminal::pty || request.group == ProcessGroup::session) {
         flags |= POSIX_SPAWN_SETSID;
     } else if (request.group == ProcessGroup::own) {
         flags |= POSIX_SPAWN_SETPGROUP;

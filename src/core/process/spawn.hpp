@@ -28,8 +28,10 @@ enum class Terminal {
 };
 
 // Where a child's process runs, for signals: rmcp's group, or a group of its own so that a
-// signal to the group reaches every process of the child's and none of rmcp's.
-enum class ProcessGroup { inherit, own };
+// signal to the group reaches every process of the child's and none of rmcp's, or a session
+// of its own (setsid): every process it forks, in whatever groups they make, stays in that
+// session, so kill_session() can end all of them (the probe's fork server).
+enum class ProcessGroup { inherit, own, session };
 
 // One descriptor of the child: a copy of one of ours, or /dev/null.
 struct FdMapping {
@@ -62,6 +64,15 @@ struct SpawnedChild {
 // Errors: ExitCode::usage for an empty argv, else ExitCode::environment with os_error set
 // (ENOENT: not found, EACCES: not executable).
 Result<SpawnedChild> spawn(const SpawnRequest& request);
+
+// SIGKILLs every process of the session `leader` leads, found in /proc (a process stays
+// in the session it was forked in unless it calls setsid). `leader` must be a child rmcp
+// spawned with ProcessGroup::session and has not reaped yet: its pid, hence the session id,
+// cannot be reused meanwhile. Each process is signalled through a pidfd opened before its
+// session is checked again (pidfd_open/pidfd_send_signal, Linux 5.3; kill(2) where the
+// kernel lacks them), so a pid reused between the scan and the signal is never hit.
+// Returns how many processes were signalled.
+std::size_t kill_session(pid_t leader);
 
 // One environment edit: set name=value, or unset name when value is nullopt.
 struct EnvEdit {

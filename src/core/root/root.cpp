@@ -221,7 +221,7 @@ Result<Root> Root::open(std::filesystem::path base, Resolver resolver) {
         }
         if (words.size() < 3 || words[1].empty() || words[1].front() != '/')
             return bad("expected `stat PATH key=value...`, `error PATH ERRNO`, `binary PATH key=value...` or "
-                       "`truncated PATH size=N`");
+                       "`truncated PATH size=N` or `omitted PATH REASON`");
         if (words[0] == "error") {
             const auto err = errno_from_name(words[2]);
             if (!err || words.size() != 3) return bad(fmt::format("unknown errno name '{}'", words[2]));
@@ -250,6 +250,9 @@ Result<Root> Root::open(std::filesystem::path base, Resolver resolver) {
                 else st.gid = number;
             }
             root.m_stat_overrides.emplace(normalise_path(words[1]), st);
+        } else if (words[0] == "omitted") {
+            // A file whose content the snapshot left out, and why in words (docs/security.md,
+            // "Snapshot content by value"): informative, nothing to apply.
         } else if (words[0] == "binary" || words[0] == "truncated") {
             // What the snapshot left out (docs/security.md): informative, nothing to apply.
             for (std::size_t i = 2; i < words.size(); ++i)

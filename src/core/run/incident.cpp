@@ -130,6 +130,7 @@ json incident_report(const RunResult& result, const ReportInputs& inputs) {
                                  inputs.kernel_log->source.empty() ? json(nullptr) : json(inputs.kernel_log->source)},
                                 {"lines", inputs.kernel_log->lines}};
         if (!inputs.kernel_log->error.empty()) report["kernel_log"]["error"] = inputs.kernel_log->error;
+        if (!inputs.kernel_log->cut.empty()) report["kernel_log"]["cut"] = inputs.kernel_log->cut;
     } else {
         report["kernel_log"] = nullptr;
     }
@@ -166,6 +167,7 @@ KernelLogLines read_kernel_log_since(std::chrono::system_clock::time_point since
         return log;
     }
     log.source = read->tool;
+    log.cut = read->cut;
     // The non-empty lines, as they are (a '\r' stays: the report quotes the kernel).
     const std::string& text = read->text;
     std::size_t start = 0;

@@ -22,6 +22,7 @@ struct KernelLogLines {
     std::string source;              // "journalctl", "dmesg", or "" when neither could be read
     std::vector<std::string> lines;  // oldest first, at most k_kernel_log_lines
     std::string error;               // why nothing could be read
+    std::string cut;                 // the capture's note when the log was cut (process::CaptureLimits)
 };
 
 inline constexpr std::size_t k_kernel_log_lines = 400;

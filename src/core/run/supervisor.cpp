@@ -201,6 +201,74 @@ std::string temp_dir() {
     return t && *t ? t : "/tmp";
 }
 
+// The directory --trace-alloc's summary is written to (docs/security.md, "Private temporary
+// files"). TMPDIR is shared: a predictable name there let another user plant a FIFO (rmcp
+// blocked in open(), deaf to SIGTERM) or a link (its target read into the report; review
+// 2026-11-28, D6). mkdtemp creates the directory exclusively, mode 0700: nobody else can
+// put anything in it, and what the run itself leaves there is opened without following
+// links or blocking, and read only when it is a regular file.
+class PrivateTempDir {
+public:
+    // Empty path() when it could not be made; error() then says why.
+    PrivateTempDir() {
+        std::string templ = temp_dir() + "/rmcp-run-XXXXXX";
+        if (::mkdtemp(templ.data()) != nullptr) m_path = std::move(templ);
+        else m_errno = errno;
+    }
+    ~PrivateTempDir() {
+        if (m_path.empty()) return;
+        // One level: the shim writes one file; the run may have left others (it knows the path).
+        if (DIR* d = ::opendir(m_path.c_str())) {
+            const int dfd = ::dirfd(d);
+            while (const dirent* e = ::readdir(d)) {
+                const std::string_view name = e->d_name;
+                if (name == "." || name == "..") continue;
+                if (::unlinkat(dfd, e->d_name, 0) != 0 && errno == EISDIR) ::unlinkat(dfd, e->d_name, AT_REMOVEDIR);
+            }
+            ::closedir(d);
+        }
+        ::rmdir(m_path.c_str());
+    }
+    PrivateTempDir(const PrivateTempDir&) = delete;
+    PrivateTempDir& operator=(const PrivateTempDir&) = delete;
+    [[nodiscard]] const std::string& path() const { return m_path; }
+    [[nodiscard]] int error() const { return m_errno; }
+
+private:
+    std::string m_path;
+    int m_errno = 0;
+};
+
+// The summary the shim wrote: a regular file, opened without following a link or blocking
+// on a FIFO, at most 1 MiB read. nullopt: nothing usable there (with `why` set when
+// something else than a missing file was found).
+std::optional<std::string> read_private_file(const std::string& path, std::string& why) {
+    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
+    if (!fd) {
+        if (errno != ENOENT) why = fmt::format("{}: {}", path, std::strerror(errno));
+        return std::nullopt;
+    }
+    struct stat st {};
+    if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
+        why = fmt::format("{}: not a regular file", path);
+        return std::nullopt;
+    }
+    constexpr std::size_t k_max_summary = std::size_t{1} << 20;
+    std::string text;
+    char buf[8192];
+    for (;;) {
+        const ssize_t n = ::read(fd.get(), buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        text.append(buf, static_cast<std::size_t>(n));
+        if (text.size() > k_max_summary) {
+            why = fmt::format("{}: larger than {} bytes", path, k_max_summary);
+            return std::nullopt;
+        }
+    }
+    return text;
+}
+
 class AttemptRunner {
 public:
     AttemptRunner(const RunOptions& options, SignalState& signals, LogSink& log, Diagnostics& diag, Attempt& attempt)
@@ -208,9 +276,14 @@ public:
 
     void run(std::vector<std::string> env) {
         std::string alloc_log;
-        if (!m_options.preload_library.empty()) {
-            alloc_log = fmt::format("{}/rmcp-alloc-{}-{}.json", temp_dir(), ::getpid(), m_attempt.number);
-            ::unlink(alloc_log.c_str());
+        std::optional<PrivateTempDir> private_dir;
+        if (!m_options.preload_library.empty()) private_dir.emplace();
+        if (private_dir && private_dir->path().empty())
+            m_diag.note(fmt::format("--trace-alloc: cannot create a private directory in {}: {}; allocations are not "
+                                    "traced in attempt {}",
+                                    temp_dir(), std::strerror(private_dir->error()), m_attempt.number));
+        if (private_dir && !private_dir->path().empty()) {
+            alloc_log = private_dir->path() + "/alloc.json";
             const auto old = env_value(env, "LD_PRELOAD");
             env = apply_env(env, {{"LD_PRELOAD", old && !old->empty() ? m_options.preload_library + ":" + *old
                                                                       : m_options.preload_library},
@@ -275,10 +348,12 @@ private:
             if (m_end_at && now >= *m_end_at) {
                 // SIGTERM/SIGHUP were forwarded --kill-grace ago and the run goes on: end it.
                 ::kill(-m_pid, SIGKILL);
+                // Named after the signal that ends rmcp (docs/run.md): the last SIGTERM or SIGHUP,
+                // not an earlier SIGINT the child ignored.
                 m_diag.note(fmt::format("still running {} s (--kill-grace) after SIG{}: killed process group {}; "
                                         "ending",
-                                        m_options.kill_grace_s, ::sigabbrev_np(m_attempt.forwarded_signal), m_pid));
-                m_attempt.ended_by_signal = m_attempt.forwarded_signal;
+                                        m_options.kill_grace_s, ::sigabbrev_np(m_ending_signal), m_pid));
+                m_attempt.ended_by_signal = m_ending_signal;
                 reap_within(std::chrono::seconds(1));
                 stop_relaying();
                 break;
@@ -503,6 +578,7 @@ private:
                 // The whole group hears it (even after the child exited: whatever it left
                 // running is the run too); after --kill-grace rmcp ends itself.
                 if (m_attempt.forwarded_signal == 0) m_attempt.forwarded_signal = sig;
+                m_ending_signal = sig;  // the last one received is what ends rmcp
                 ::kill(-m_pid, sig);
                 if (!m_end_at) m_end_at = Clock::now() + seconds_to_ms(m_options.kill_grace_s);
                 break;
@@ -539,13 +615,13 @@ private:
     void close_stream(std::size_t s) { m_fds[s].reset(); }
 
     void read_allocations(const std::string& path) {
-        std::FILE* f = std::fopen(path.c_str(), "re");
-        if (!f) return;  // the shim wrote nothing: not loaded, or the child never reached exit
-        std::string text;
-        char buf[8192];
-        for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) text.append(buf, n);
-        std::fclose(f);
-        ::unlink(path.c_str());
+        std::string why;
+        const auto read = read_private_file(path, why);
+        if (!read) {  // the shim wrote nothing (not loaded, or the child never reached exit), or not a file
+            if (!why.empty()) m_diag.note("--trace-alloc: allocation summary ignored: " + why);
+            return;
+        }
+        const std::string& text = *read;
         auto parsed = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
         m_attempt.allocations = parsed.is_discarded() ? nlohmann::json{{"unparsed", text.substr(0, 4096)}} : parsed;
     }
@@ -570,6 +646,7 @@ private:
     bool m_watcher_failed = false;
     std::optional<Clock::time_point> m_last_interrupt;
     std::optional<Clock::time_point> m_end_at;  // SIGTERM/SIGHUP + --kill-grace
+    int m_ending_signal = 0;                    // the last SIGTERM/SIGHUP: what ends rmcp at m_end_at
 };
 
 std::string rung_name(const Rung& rung) {

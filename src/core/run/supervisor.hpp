@@ -73,7 +73,8 @@ struct Attempt {
     int forwarded_signal = 0;             // the first signal the user sent (0: none)
     bool killed_after_interrupt = false;  // a second SIGINT
     // SIGTERM or SIGHUP reached rmcp, was forwarded to the group, and the group still ran
-    // after --kill-grace: rmcp killed it and ends with 128+signal (0: not so).
+    // after --kill-grace: rmcp killed it and ends with 128+signal (0: not so). The last of
+    // SIGTERM/SIGHUP received, whatever came before it (an ignored SIGINT: D13).
     int ended_by_signal = 0;
     // Processes of the run still holding its output when rmcp stopped relaying (the drain
     // after the child's exit is bounded: k_drain_limit); they are left running.

@@ -52,6 +52,7 @@ struct Plan {
     std::map<std::string, std::uint32_t> modes;
     std::set<std::string> binaries;
     std::vector<std::string> meta;
+    std::map<std::string, std::string> omitted;  // path as detect asked → why its content is not in
 };
 
 class Planner {
@@ -96,6 +97,8 @@ public:
             // /opt/rocm-X.Y.Z or a KFD node whose files all fail still shows up in a listing.
             if (w.error != ENOENT && w.error != ENOTDIR)
                 m_plan.meta.push_back(fmt::format("error {} {}", recorded, errno_name(w.error)));
+            // The resolver opens only regular files and directories: say what else was there.
+            if (w.error == EINVAL) omit(recorded, "not a regular file (" + special_kind(recorded) + ")");
             if (!proc_self) keep_directory(w.resolved);
             return;
         }
@@ -111,17 +114,37 @@ public:
             m_plan.directories.insert(path);
             return;
         }
+        if (!S_ISREG(st.st_mode)) {  // the resolver's rule; checked here too, on what was opened
+            omit(recorded, "not a regular file");
+            return;
+        }
+        // By value, not by path (D5): a link that leaves its directory does not bring another
+        // file's bytes in (/proc/self's links are the kernel's, and its files plain files).
+        if (!proc_self)
+            for (const auto& [link, target] : crossed)
+                if (!snapshot_link_allowed(link, link_destination(link, target))) {
+                    omit(recorded, fmt::format("reached through the link {} -> {}, which leaves {}", link, target,
+                                               dirname(link)));
+                    return;
+                }
         auto reduction = reduction_for(recorded);
         if (reduction == Reduction::none) reduction = reduction_for(path);
+        // Detect named the file: its kind is what detect expects there.
+        const SnapshotKind kind = reduction == Reduction::none ? snapshot_kind(recorded) : SnapshotKind::generic;
         // The dpkg status is read whole (it is reduced to a few paragraphs); the rest is cut
-        // at the cap, and the cut recorded.
-        const std::size_t cap = reduction == Reduction::dpkg_status ? std::size_t{64} << 20 : k_snapshot_file_cap;
+        // at the kind's cap, and the cut recorded (a kind with a schema is left out instead).
+        const std::size_t cap = reduction == Reduction::dpkg_status ? std::size_t{64} << 20 : snapshot_kind_cap(kind);
         std::string content;
         bool truncated = false;
         if (const int err = read_fd(w.fd.get(), cap, content, &truncated); err != 0) {
             m_plan.meta.push_back(fmt::format("error {} {}", recorded, errno_name(err)));
             return;
         }
+        if (kind != SnapshotKind::generic)
+            if (auto why = snapshot_content_problem(kind, content, truncated); !why.empty()) {
+                omit(recorded, std::move(why));
+                return;
+            }
         switch (reduction) {
         case Reduction::environ: content = filtered_environ(content); break;
         case Reduction::passwd:
@@ -150,6 +173,29 @@ public:
     }
 
 private:
+    void omit(const std::string& recorded, std::string reason) {
+        m_plan.meta.push_back(fmt::format("omitted {} {}", recorded, reason));
+        m_plan.omitted.insert_or_assign(recorded, std::move(reason));
+    }
+
+    // What a path that is neither a regular file nor a directory is ("FIFO", "socket", ...).
+    std::string special_kind(const std::string& recorded) const {
+        const auto w = m_root.walk(recorded, O_PATH, LinkPolicy::follow);
+        struct stat st {};
+        if (w.error != 0 || ::fstat(w.fd.get(), &st) != 0) return "unknown type";
+        if (S_ISFIFO(st.st_mode)) return "FIFO";
+        if (S_ISSOCK(st.st_mode)) return "socket";
+        if (S_ISCHR(st.st_mode)) return "character device";
+        if (S_ISBLK(st.st_mode)) return "block device";
+        return "special file";
+    }
+
+    // A link's target as a path inside the root (the link's own path has its links resolved).
+    static std::string link_destination(const std::string& link, const std::string& target) {
+        if (!target.empty() && target.front() == '/') return normalise_path(target);
+        return normalise_path(std::string(dirname(link)) + "/" + target);
+    }
+
     // Adds `dir` (a resolved directory) unless it is the root itself.
     void keep_directory(const std::string& dir) {
         if (dir != "/" && !dir.empty()) m_plan.directories.insert(dir);
@@ -270,6 +316,7 @@ SnapshotSummary summarise(const Plan& plan, const std::string& meta, const std::
     s.links = plan.links.size();
     s.directories = plan.directories.size();
     s.meta_records = plan.meta.size();
+    for (const auto& [path, reason] : plan.omitted) s.omitted.push_back({path, reason});
     for (const auto& d : plan.directories) s.entries.push_back({d, "dir", 0});
     for (const auto& [p, target] : plan.links) s.entries.push_back({p, "link", target.size()});
     for (const auto& [p, content] : plan.files)
@@ -339,6 +386,111 @@ std::string reduce_dpkg_status(std::string_view status) {
         out += '\n';
     }
     return out;
+}
+
+SnapshotKind snapshot_kind(std::string_view path) {
+    if (path.ends_with("/torch/version.py")) return SnapshotKind::torch_version;
+    if (path == "/etc/os-release" || path == "/usr/lib/os-release") return SnapshotKind::os_release;
+    if (path.find("/.info/version") != std::string_view::npos) return SnapshotKind::version_text;
+    if (path.ends_with(".h")) return SnapshotKind::c_header;
+    if (path.starts_with("/sys/")) return SnapshotKind::sysfs_value;
+    return SnapshotKind::generic;
+}
+
+std::size_t snapshot_kind_cap(SnapshotKind kind) {
+    switch (kind) {
+    case SnapshotKind::generic: return k_snapshot_file_cap;
+    case SnapshotKind::torch_version:
+    case SnapshotKind::os_release:
+    case SnapshotKind::sysfs_value: return std::size_t{64} << 10;
+    case SnapshotKind::version_text: return std::size_t{4} << 10;
+    case SnapshotKind::c_header: return std::size_t{1} << 20;
+    }
+    return k_snapshot_file_cap;
+}
+
+namespace {
+
+std::string_view kind_words(SnapshotKind kind) {
+    switch (kind) {
+    case SnapshotKind::generic: return "a file";
+    case SnapshotKind::torch_version: return "a torch version file";
+    case SnapshotKind::os_release: return "an os-release file";
+    case SnapshotKind::version_text: return "a ROCm version file";
+    case SnapshotKind::c_header: return "a C header";
+    case SnapshotKind::sysfs_value: return "a sysfs value";
+    }
+    return "a file";
+}
+
+bool os_release_name(std::string_view name) {
+    return !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
+        return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+    });
+}
+
+}  // namespace
+
+std::string snapshot_content_problem(SnapshotKind kind, std::string_view content, bool truncated) {
+    if (kind == SnapshotKind::generic) return {};
+    const auto what = kind_words(kind);
+    if (truncated) return fmt::format("larger than the {} KiB cap for {}", snapshot_kind_cap(kind) >> 10, what);
+    if (looks_binary(content)) return fmt::format("binary content where {} is expected", what);
+    std::size_t line_no = 0;
+    switch (kind) {
+    case SnapshotKind::torch_version: {
+        const auto vars = parse_python_assignments(content);
+        const auto it = vars.find("__version__");
+        if (it == vars.end() || !it->second || it->second->empty())
+            return "does not parse as a torch version file (no __version__ = '...' assignment)";
+        return {};
+    }
+    case SnapshotKind::os_release:
+        // os-release(5): "newline-separated list of environment-like shell-compatible variable
+        // assignments"; blank lines and lines starting with '#' are allowed.
+        for (auto line : split_lines(content)) {
+            ++line_no;
+            line = trim(line);
+            if (line.empty() || line.front() == '#') continue;
+            const auto eq = line.find('=');
+            if (eq == std::string_view::npos || !os_release_name(line.substr(0, eq)))
+                return fmt::format("line {} is not KEY=value, as an os-release file has (os-release(5))", line_no);
+        }
+        return {};
+    case SnapshotKind::version_text: {
+        const auto text = trim(content);
+        const bool version_like =
+            !text.empty() && text.size() <= 256 && std::all_of(text.begin(), text.end(), [](char c) {
+                return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '.' ||
+                       c == '-' || c == '+' || c == '_' || c == '~';
+            });
+        if (!version_like) return "not one version line, as a ROCm .info/version file has";
+        return {};
+    }
+    case SnapshotKind::c_header:
+        if (parse_c_defines(content).empty()) return "no #define line, as the version headers detect reads have";
+        return {};
+    case SnapshotKind::sysfs_value:
+    case SnapshotKind::generic: return {};
+    }
+    return {};
+}
+
+bool snapshot_link_allowed(std::string_view link, std::string_view destination) {
+    const auto inside = [](std::string_view path, std::string_view dir) {
+        return dir == "/" || path == dir ||
+               (path.starts_with(dir) && path.size() > dir.size() && path[dir.size()] == '/');
+    };
+    if (inside(destination, dirname(link))) return true;
+    // The trees the package manager and the kernel own: their links (sysfs class links,
+    // /etc/os-release -> ../usr/lib/os-release, /opt/rocm -> /etc/alternatives/rocm) are the
+    // system's layout. The kind checks still apply to what is read through them.
+    static constexpr std::string_view k_system[] = {"/sys",   "/proc",  "/dev",    "/etc", "/usr",  "/lib",
+                                                    "/lib32", "/lib64", "/libx32", "/bin", "/sbin", "/opt"};
+    const auto in_system = [&](std::string_view p) {
+        return std::any_of(std::begin(k_system), std::end(k_system), [&](std::string_view t) { return inside(p, t); });
+    };
+    return in_system(link) && in_system(destination);
 }
 
 bool looks_binary(std::string_view bytes) {

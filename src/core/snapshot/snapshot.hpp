@@ -19,12 +19,45 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace rmcp {
 
 // Files are cut here (and the cut recorded): detect's own largest read is 4 MiB.
 inline constexpr std::size_t k_snapshot_file_cap = std::size_t{4} << 20;
+
+// Content by value, not by path (docs/security.md, "Snapshot content by value"; review
+// 2026-11-28, D5): a file's bytes go into the bundle only when it is a regular file, was
+// not reached through a link that leaves the directory holding the link (links between
+// the system trees /sys /proc /dev /etc /usr /lib* /bin /sbin /opt are the distribution's
+// layout and may), fits its kind's cap, and is of the kind detect expects there. Each kind:
+enum class SnapshotKind {
+    generic,        // anything else detect reads: cut at k_snapshot_file_cap, binaries left out
+    torch_version,  // */torch/version.py: text with a `__version__ = '...'` assignment, <= 64 KiB
+    os_release,     // /etc/os-release, /usr/lib/os-release: KEY=value lines (os-release(5)), <= 64 KiB
+    version_text,   // */.info/version*: one short version line, <= 4 KiB
+    c_header,       // *.h: text with #define lines, <= 1 MiB
+    sysfs_value,    // /sys/...: small text, <= 64 KiB
+};
+// The kind of the file detect asked for at `path` (as detect named it).
+SnapshotKind snapshot_kind(std::string_view path);
+// Why `content` is not of `kind` (empty: it is). For the kinds with a cap, `truncated` says
+// the file was larger than the cap.
+std::string snapshot_content_problem(SnapshotKind kind, std::string_view content, bool truncated);
+// The cap of a kind (what is read of it at most).
+std::size_t snapshot_kind_cap(SnapshotKind kind);
+// Whether a link at `link` whose target, resolved inside the root, is `destination` may be
+// followed for content: the destination stays inside the link's directory, or both lie in
+// the system trees.
+bool snapshot_link_allowed(std::string_view link, std::string_view destination);
+
+// A file detect read whose content was left out, and why (`omitted PATH REASON` in
+// .rmcp-meta; counted in the command's output).
+struct SnapshotOmission {
+    std::string path;  // as detect asked for it
+    std::string reason;
+};
 
 struct SnapshotEntry {
     std::string path;        // inside the archive, with a leading '/'
@@ -37,8 +70,9 @@ struct SnapshotSummary {
     std::size_t links = 0;
     std::size_t directories = 0;
     std::size_t meta_records = 0;
-    std::uint64_t archive_bytes = 0;     // 0 for a listing
-    std::vector<SnapshotEntry> entries;  // sorted by path
+    std::uint64_t archive_bytes = 0;        // 0 for a listing
+    std::vector<SnapshotEntry> entries;     // sorted by path
+    std::vector<SnapshotOmission> omitted;  // sorted by path
 };
 
 // Runs detect on `root` while recording, then writes FILE.tar.gz atomically (temp + rename).
