@@ -26,7 +26,7 @@ int print_listing(Context& ctx, const SnapshotSummary& s, OutputFormat format) {
                                nlohmann::json{{"schema_version", 1}, {"entries", entries}, {"total_bytes", total}}));
         return 0;
     }
-    for (const auto& e : s.entries) fmt::print("{:>10}  {:<6}  {}\n", e.size, e.kind, e.path);
+    for (const auto& e : s.entries) print_text(ctx, "{:>10}  {:<6}  {}\n", e.size, e.kind, e.path);
     ctx.diag.verbose(fmt::format("{} bytes before compression", total));
     return 0;
 }
