@@ -191,10 +191,12 @@ std::optional<std::pair<std::string, std::string>> collect_env_row(std::string_v
         if (s[p] != '(') continue;
         const std::size_t n = gfx_at(s, p + 1);
         if (n == 0) continue;
+        std::size_t name_end = p;  // \s* takes the blanks before '(' (a line end among them too)
+        while (name_end > 0 && is_blank_char(s[name_end - 1])) --name_end;
         std::size_t start = 0;  // '.' stops at a line end
-        for (std::size_t k = 0; k < p; ++k)
+        for (std::size_t k = 0; k < name_end; ++k)
             if (is_line_end(s[k])) start = k + 1;
-        return std::pair{std::string(trim(s.substr(start, p - start))), std::string(s.substr(p + 1, n))};
+        return std::pair{std::string(trim(s.substr(start, name_end - start))), std::string(s.substr(p + 1, n))};
     }
     return std::nullopt;
 }
