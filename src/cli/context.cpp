@@ -3,6 +3,7 @@
 #include "util/strings.hpp"
 
 #include "install_paths.hpp"
+#include "util/text.hpp"
 
 #include <fmt/format.h>
 
@@ -74,7 +75,7 @@ int fail(Context& ctx, const Error& error) {
 
 void print_error_json(Context& ctx, const Error& error) {
     if (ctx.options.format == "json") {
-        fmt::print("{}\n", nlohmann::json{{"error", error_json(error)}}.dump(2));
+        fmt::print("{}\n", json_text(nlohmann::json{{"error", error_json(error)}}, 2));
         std::fflush(stdout);
     }
 }
@@ -93,11 +94,11 @@ namespace rmcp::cli {
 std::string command_prefix(const Context& ctx) {
     const std::string& dir = ctx.options.root;
     if (dir.empty() || dir == "/") return "rmcp";
-    const bool plain = std::all_of(dir.begin(), dir.end(), [](char c) {
-        return std::isalnum(static_cast<unsigned char>(c)) || c == '/' || c == '.' || c == '_' || c == '-' || c == '+';
-    });
-    if (plain) return "rmcp --root " + dir;
-    return "rmcp --root " + sh_quote(dir);
+    return "rmcp --root " + sh_word(dir);
+}
+
+std::string shown_text(const Context& ctx, std::string_view text) {
+    return terminal_safe(text, ctx.style().color() ? Shown::styled_lines : Shown::lines);
 }
 
 std::string shown_path(const Root& root, std::string_view logical) { return root.host_path(logical); }

@@ -5,8 +5,10 @@
 #include "util/style.hpp"
 #include "root/root.hpp"
 #include "util/diag.hpp"
+#include "util/text.hpp"
 
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
@@ -48,6 +50,16 @@ public:
 };
 
 using Action = std::function<int()>;
+
+// Text output (every text, NFD and Prometheus page a command prints on stdout): formatted, then
+// shown through util/text.hpp's terminal_safe(), which shows the controls that input may hold
+// (paths, values detect read, log lines, journal fields) as '?' and keeps only the colour
+// sequences Style writes when --color is in effect (docs/security.md, "Text from input").
+std::string shown_text(const Context& ctx, std::string_view text);
+template <class... Args>
+void print_text(const Context& ctx, fmt::format_string<Args...> format, Args&&... args) {
+    fmt::print("{}", shown_text(ctx, fmt::format(format, std::forward<Args>(args)...)));
+}
 
 // How the user runs rmcp here, for commands printed to be pasted: "rmcp", or with the
 // --root given ("rmcp --root DIR", sh-quoted when needed).

@@ -22,8 +22,8 @@ void add_detect_command(CLI::App& app, Context& ctx, Action& action) {
             const Facts facts = detect(*root);
             switch (*format) {
             case OutputFormat::json: fmt::print("{}", json_output(ctx, facts_to_json(facts))); break;
-            case OutputFormat::nfd: fmt::print("{}", render_facts_nfd(facts)); break;
-            default: fmt::print("{}", render_facts_text(facts, ctx.style())); break;
+            case OutputFormat::nfd: print_text(ctx, "{}", render_facts_nfd(facts)); break;
+            default: print_text(ctx, "{}", render_facts_text(facts, ctx.style())); break;
             }
             return 0;
         };

@@ -87,13 +87,13 @@ int do_doctor(Context& ctx, const DoctorArgs& args) {
     case OutputFormat::json: fmt::print("{}", json_output(ctx, doctor_to_json(report))); break;
     case OutputFormat::prometheus: {
         const auto now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch());
-        fmt::print("{}", render_doctor_prometheus(report, now.count()));
+        print_text(ctx, "{}", render_doctor_prometheus(report, now.count()));
         // The textfile-collector idiom moves the file only on exit 0: the metrics carry
         // the findings, so only an explicit --fail-on turns them into an exit code.
         if (args.fail_on_opt->count() == 0) return 0;
         break;
     }
-    default: fmt::print("{}", render_doctor_text(report, ctx.style())); break;
+    default: print_text(ctx, "{}", render_doctor_text(report, ctx.style())); break;
     }
     const auto threshold = kb::parse_severity(args.fail_on).value_or(kb::Severity::critical);
     return kb::has_findings_at_or_above(report, threshold) ? static_cast<int>(ExitCode::findings) : 0;

@@ -35,19 +35,18 @@ struct EnvOptions {
     std::string patch_dir;
 };
 
-// dotenv: double quotes with \\, \", \$ and \n escaped (the common dotenv/docker reading).
-std::string dotenv_quote(std::string_view v) {
-    std::string out = "\"";
-    for (const char c : v) {
-        switch (c) {
-        case '\\': out += "\\\\"; break;
-        case '"': out += "\\\""; break;
-        case '$': out += "\\$"; break;
-        case '\n': out += "\\n"; break;
-        default: out += c;
-        }
-    }
-    return out + "\"";
+// dotenv: the value in single quotes. Inside them nothing is special to sh (POSIX 2.2.2), so a
+// file sourced with `set -a; . FILE` runs nothing and expands nothing, and dotenv readers
+// (docker compose, python-dotenv) take a single-quoted value literally too. What has no
+// spelling both read the same way (a ' or a line break in the value) is refused, naming the
+// variable: double quotes left backticks to sh (adversarial review 2026-11-28, D17).
+Result<std::string> dotenv_line(const std::string& name, std::string_view v) {
+    if (v.find_first_of("'\n\r") != std::string_view::npos)
+        return Error{"writing dotenv", name,
+                     "its value holds a ' or a line break, which dotenv cannot quote the way sh reads it; use "
+                     "--shell sh",
+                     ExitCode::usage};
+    return fmt::format("{}='{}'\n", name, v);
 }
 
 int do_env(Context& ctx, const EnvOptions& eo) {
@@ -107,6 +106,14 @@ int do_env(Context& ctx, const EnvOptions& eo) {
     }
     std::sort(unset.begin(), unset.end());
 
+    // The output is shell code, and may be read on a terminal: a value with a terminal control
+    // (ESC, C1, DEL, other C0 than tab and newline) is refused rather than printed raw or changed.
+    for (const auto& [k, v] : set)
+        if (has_terminal_controls(v, Shown::lines))
+            return fail(ctx, Error{"printing the environment", k,
+                                   fmt::format("its value holds a control character ('{}'); fix it where it is set",
+                                               terminal_safe(v, Shown::lines)),
+                                   ExitCode::usage});
     std::string out;
     for (const auto& k : unset) {
         if (eo.shell == "fish") out += fmt::format("set -e {}\n", k);
@@ -115,8 +122,11 @@ int do_env(Context& ctx, const EnvOptions& eo) {
     }
     for (const auto& [k, v] : set) {
         if (eo.shell == "fish") out += fmt::format("set -gx {} {}\n", k, fish_quote(v));
-        else if (eo.shell == "dotenv") out += fmt::format("{}={}\n", k, dotenv_quote(v));
-        else out += fmt::format("export {}={}\n", k, sh_quote(v));
+        else if (eo.shell == "dotenv") {
+            auto line = dotenv_line(k, v);
+            if (!line) return fail(ctx, line.error());
+            out += *line;
+        } else out += fmt::format("export {}={}\n", k, sh_quote(v));
     }
     if (*format == OutputFormat::json) {
         // One document on every exit path (docs/exit-codes.md): the same script, and its parts.

@@ -118,7 +118,7 @@ int explain(Context& ctx, const ExplainOptions& opts) {
         if (failure) out["error"] = error_json(*failure);
         fmt::print("{}", json_output(ctx, std::move(out)));
     } else if (!ctx.options.quiet || !report.diagnoses.empty())
-        fmt::print("{}", explain::render_text(report, ctx.style()));
+        print_text(ctx, "{}", explain::render_text(report, ctx.style()));
 
     if (failure) return static_cast<int>(failure->code);
     return static_cast<int>(report.diagnoses.empty() ? ExitCode::findings : ExitCode::success);

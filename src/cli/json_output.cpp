@@ -2,6 +2,7 @@
 
 #include "kb/content_hash.hpp"
 #include "version.hpp"
+#include "util/text.hpp"
 
 #include <map>
 
@@ -23,7 +24,7 @@ void stamp_versions(const Context& ctx, nlohmann::json& doc) {
 
 std::string json_output(const Context& ctx, nlohmann::json doc) {
     stamp_versions(ctx, doc);
-    return doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+    return json_text(doc, 2) + "\n";
 }
 
 }  // namespace rmcp::cli

@@ -99,10 +99,10 @@ int list_patches(Context& ctx, const PatchOptions& po) {
     }
     std::size_t width = 2;
     for (const auto& p : set->patches) width = std::max(width, p.id.size());
-    fmt::print("{:<{}}  {:<16}  {:<10}  {}\n", "ID", width, "EVIDENCE", "REVERSIBLE", "TITLE");
+    print_text(ctx, "{:<{}}  {:<16}  {:<10}  {}\n", "ID", width, "EVIDENCE", "REVERSIBLE", "TITLE");
     for (const auto& p : set->patches)
-        fmt::print("{:<{}}  {:<16}  {:<10}  {}\n", p.id, width, p.evidence, p.fully_reversible() ? "yes" : "partly",
-                   p.title);
+        print_text(ctx, "{:<{}}  {:<16}  {:<10}  {}\n", p.id, width, p.evidence,
+                   p.fully_reversible() ? "yes" : "partly", p.title);
     return 0;
 }
 
@@ -121,19 +121,19 @@ int show_patch(Context& ctx, const PatchOptions& po) {
         fmt::print("{}", json_output(ctx, j));
         return 0;
     }
-    fmt::print("{}: {}\n\nwhy:        {}\ncost:       {}\nevidence:   {}\nreversible: {}\n", p->id, p->title, p->why,
-               p->cost, p->evidence,
+    print_text(ctx, "{}: {}\n\nwhy:        {}\ncost:       {}\nevidence:   {}\nreversible: {}\n", p->id, p->title,
+               p->why, p->cost, p->evidence,
                p->fully_reversible() ? "yes: `rmcp patch rollback` restores every file"
                                      : "partly: rollback restores files; advisory steps are yours to undo");
-    fmt::print("\noperations:\n");
+    print_text(ctx, "\noperations:\n");
     unsigned n = 0;
     for (const auto& op : p->operations) {
-        fmt::print("  {}. {}\n", ++n, render::describe_operation(op));
-        if (!op.note.empty()) fmt::print("     note: {}\n", op.note);
+        print_text(ctx, "  {}. {}\n", ++n, render::describe_operation(op));
+        if (!op.note.empty()) print_text(ctx, "     note: {}\n", op.note);
     }
     if (!p->references.empty()) {
-        fmt::print("\nreferences:\n");
-        for (const auto& r : p->references) fmt::print("  {}\n", r);
+        print_text(ctx, "\nreferences:\n");
+        for (const auto& r : p->references) print_text(ctx, "  {}\n", r);
     }
     return 0;
 }
@@ -153,7 +153,7 @@ int do_plan(Context& ctx, const PatchOptions& po) {
         if (!s.target.empty())
             if (auto t = patch::resolve_target(*root, s.target, env); !t) return fail(ctx, t.error());
     if (*format == OutputFormat::json) fmt::print("{}", json_output(ctx, render::plan_json(*plan)));
-    else fmt::print("{}", render::render_plan(*plan));
+    else print_text(ctx, "{}", render::render_plan(*plan));
     return 0;
 }
 
@@ -212,9 +212,9 @@ int do_rollback(Context& ctx, const PatchOptions& po) {
         ctx.diag.note(nothing);
         return 0;
     }
-    fmt::print("rolled back transaction {} ({})\n", (*done)->id, fmt::join((*done)->patches, " "));
+    print_text(ctx, "rolled back transaction {} ({})\n", (*done)->id, fmt::join((*done)->patches, " "));
     for (const auto& t : (*done)->targets)
-        fmt::print("  {} {}\n", t.existed ? "restored" : "removed", shown_path(*root, t.path));
+        print_text(ctx, "  {} {}\n", t.existed ? "restored" : "removed", shown_path(*root, t.path));
     return 0;
 }
 
@@ -252,18 +252,18 @@ int do_status(Context& ctx) {
         return 0;
     }
     if (all->empty()) {
-        fmt::print("no transactions\n");
+        print_text(ctx, "no transactions\n");
         return 0;
     }
     for (const auto& t : *all) {
-        fmt::print("{}  {:<18}  {}\n", t.id, state_word(t), fmt::join(t.patches, " "));
+        print_text(ctx, "{}  {:<18}  {}\n", t.id, state_word(t), fmt::join(t.patches, " "));
         for (const auto& jt : t.targets)
-            fmt::print("    {}{}\n", shown_path(*root, jt.path), jt.existed ? "" : " (new)");
+            print_text(ctx, "    {}{}\n", shown_path(*root, jt.path), jt.existed ? "" : " (new)");
         if (t.interrupted())
-            fmt::print("    interrupted: run `{} patch rollback {}` to restore every file (journal {})\n",
-                       command_prefix(ctx), t.id, root->host_path(t.journal_dir));
+            print_text(ctx, "    interrupted: run `{} patch rollback {}` to restore every file (journal {})\n",
+                       command_prefix(ctx), sh_word(t.id), root->host_path(t.journal_dir));
         if (!t.corrupt.empty())
-            fmt::print("    corrupt journal {}: {}; it is not trusted and is skipped\n",
+            print_text(ctx, "    corrupt journal {}: {}; it is not trusted and is skipped\n",
                        root->host_path(t.journal_dir + "/journal.json"), t.corrupt);
     }
     return 0;
@@ -290,7 +290,8 @@ int apply_patches(Context& ctx, const ApplyRequest& request) {
                                    "refusing without confirmation: stdin is not a terminal; review it with "
                                    "`rmcp patch plan`, then pass --yes",
                                    ExitCode::usage});
-        fmt::print(stderr, "{}\nApply {} change(s)? [y/N] ", render::render_plan(*plan), plan->writes());
+        fmt::print(stderr, "{}\nApply {} change(s)? [y/N] ", terminal_safe(render::render_plan(*plan), Shown::lines),
+                   plan->writes());
         std::string answer;
         std::getline(std::cin, answer);
         if (answer != "y" && answer != "Y" && answer != "yes") {
@@ -301,7 +302,7 @@ int apply_patches(Context& ctx, const ApplyRequest& request) {
     auto outcome = patch::apply_plan(*root, *plan, options);
     if (!outcome) return fail(ctx, outcome.error());
     const std::string rollback =
-        outcome->txn_id.empty() ? std::string() : fmt::format("{} patch rollback {}", prefix, outcome->txn_id);
+        outcome->txn_id.empty() ? std::string() : fmt::format("{} patch rollback {}", prefix, sh_word(outcome->txn_id));
     if (*format == OutputFormat::json) {
         nlohmann::json out{{"schema_version", 1},
                            {"patches", request.ids},
@@ -316,13 +317,13 @@ int apply_patches(Context& ctx, const ApplyRequest& request) {
         fmt::print("{}", json_output(ctx, out));
         return 0;
     }
-    if (outcome->txn_id.empty()) fmt::print("nothing to write: every file operation is already in effect\n");
-    else fmt::print("applied transaction {}\n", outcome->txn_id);
-    for (const auto& w : outcome->written) fmt::print("  wrote {}\n", shown_path(*root, w));
-    for (const auto& s : outcome->skipped) fmt::print("  already in effect: {}\n", shown_path(*root, s));
+    if (outcome->txn_id.empty()) print_text(ctx, "nothing to write: every file operation is already in effect\n");
+    else print_text(ctx, "applied transaction {}\n", outcome->txn_id);
+    for (const auto& w : outcome->written) print_text(ctx, "  wrote {}\n", shown_path(*root, w));
+    for (const auto& s : outcome->skipped) print_text(ctx, "  already in effect: {}\n", shown_path(*root, s));
     if (const auto adv = advisories(*plan); !adv.empty())
-        fmt::print("run these yourself (rmcp never runs them):\n{}", adv);
-    if (!rollback.empty()) fmt::print("undo with: {}\n", rollback);
+        print_text(ctx, "run these yourself (rmcp never runs them):\n{}", adv);
+    if (!rollback.empty()) print_text(ctx, "undo with: {}\n", rollback);
     // How to check it worked, on stderr: stdout stays what a script reads.
     ctx.diag.note(fmt::format("verify with: {} doctor", prefix));
     return 0;

@@ -45,9 +45,13 @@ void print_progress(Context& ctx, const probe::ProgressEvent& e) {
     if (e.eta_s && e.index < e.total) counter += ", ETA " + clock_time(*e.eta_s);
     counter += "]";
     const std::string config = e.phase == "baseline" ? "" : fmt::format("{} {{{}}} ", e.phase, e.configuration->key());
-    fmt::print(stderr, "{} {}{} {} {} {} … {}\n", counter, config, e.scenario->id,
-               probe::direction_tag(e.scenario->direction), probe::dtype_tag(e.scenario->dtype), e.scenario->op,
-               probe::describe(*e.result));
+    // The scenario and its outcome come from the catalogue and the worker: one terminal-safe line.
+    fmt::print(stderr, "{}\n",
+               terminal_safe(fmt::format("{} {}{} {} {} {} … {}", counter, config, e.scenario->id,
+                                         probe::direction_tag(e.scenario->direction),
+                                         probe::dtype_tag(e.scenario->dtype), e.scenario->op,
+                                         probe::describe(*e.result)),
+                             Shown::line));
     std::fflush(stderr);
 }
 
@@ -69,7 +73,7 @@ Status print_result(Context& ctx, OutputFormat format, const nlohmann::json& res
     const auto layout = ::isatty(STDOUT_FILENO) == 1 ? probe::TextLayout::grid : probe::TextLayout::list;
     auto text = probe::render_summary_text(result, ctx.style(), layout);
     if (!text) return text.error();
-    fmt::print("{}", *text);
+    print_text(ctx, "{}", *text);
     return ok_status();
 }
 

@@ -5,6 +5,7 @@
 #include "json_output.hpp"
 
 #include "run/command.hpp"
+#include "util/strings.hpp"
 
 #include <fmt/format.h>
 
@@ -35,16 +36,16 @@ void print_plan(Context& ctx, OutputFormat format, const std::vector<run::Rung>&
     }
     std::size_t n = 0;
     for (const auto& rung : plan) {
-        fmt::print("attempt {}: profile {}{}\n", ++n, rung.profile.empty() ? "(none)" : rung.profile,
+        print_text(ctx, "attempt {}: profile {}{}\n", ++n, rung.profile.empty() ? "(none)" : rung.profile,
                    rung.hide_gpu ? " (GPU hidden)" : "");
         for (const auto& c : rung.env) {
-            if (c.value) fmt::print("  set {}={}\n", c.name, *c.value);
-            else fmt::print("  unset {}\n", c.name);
+            if (c.value) print_text(ctx, "  set {}={}\n", c.name, *c.value);
+            else print_text(ctx, "  unset {}\n", c.name);
         }
     }
     std::string shown;
-    for (const auto& a : argv) shown += (shown.empty() ? "" : " ") + a;
-    fmt::print("argv: {}\n", shown);
+    for (const auto& a : argv) shown += (shown.empty() ? "" : " ") + sh_word(a);
+    print_text(ctx, "argv: {}\n", shown);
 }
 
 int run_command(Context& ctx, run::CommandRequest request) {

@@ -39,8 +39,8 @@ int print_listing(Context& ctx, const SnapshotSummary& s, OutputFormat format) {
                                                          {"total_bytes", total}}));
         return 0;
     }
-    for (const auto& e : s.entries) fmt::print("{:>10}  {:<6}  {}\n", e.size, e.kind, e.path);
-    for (const auto& o : s.omitted) fmt::print("{:>10}  {:<6}  {} ({})\n", 0, "omit", o.path, o.reason);
+    for (const auto& e : s.entries) print_text(ctx, "{:>10}  {:<6}  {}\n", e.size, e.kind, e.path);
+    for (const auto& o : s.omitted) print_text(ctx, "{:>10}  {:<6}  {} ({})\n", 0, "omit", o.path, o.reason);
     note_omitted(ctx, s);
     ctx.diag.verbose(fmt::format("{} bytes before compression", total));
     return 0;

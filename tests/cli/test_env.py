@@ -65,10 +65,31 @@ def test_fish_and_dotenv_quoting(rmcp, tmp_path):
     assert "set -e GONE\n" in fish
     assert "set -gx PLAIN '1'\n" in fish
     assert "set -gx NASTY 'it\\'s \"quoted\" $HOME `cmd` \\\\ back\\\\slash; *glob* \n second line'\n" in fish
-    dotenv = rmcp("--root", root, "env", "--profile", "nasty", "--profile-dir", profiles, "--shell", "dotenv",
-                  env={"HOME": HOME}, check=0).stdout.decode()
-    assert 'NASTY="it\'s \\"quoted\\" \\$HOME `cmd` \\\\ back\\\\slash; *glob* \\n second line"\n' in dotenv
-    assert 'PLAIN="1"\n' in dotenv and 'EMPTY=""\n' in dotenv
+    # dotenv single-quotes each value; a ' or a line break has no spelling sh and dotenv readers
+    # agree on, so NASTY is refused, naming it (docs/patches.md, "rmcp env").
+    refused = rmcp("--root", root, "env", "--profile", "nasty", "--profile-dir", profiles, "--shell", "dotenv",
+                   env={"HOME": HOME}, check=2)
+    assert refused.stdout == b"" and b"writing dotenv NASTY" in refused.stderr
+
+
+def test_dotenv_sourced_by_sh_runs_nothing_and_round_trips(rmcp, tmp_path):
+    """D17 (adversarial review 2026-11-28): double quotes left backticks to sh."""
+    marker = tmp_path / "PWNED"
+    hostile = {"TICKS": f"`touch {marker}`", "DOLLAR": f"$(touch {marker}) ${{HOME}} $HOME",
+               "MIXED": 'a "b" \\c \\$d; *e* | f & g > h'}
+    root = tmp_path / "root"
+    (root / "home/u/.config/rmcp").mkdir(parents=True)
+    (root / "home/u/.config/rmcp/profile.env").write_text(
+        "".join(f"{k}='{v}'\n" for k, v in hostile.items()))
+    out = rmcp("--root", root, "env", "--shell", "dotenv", env={"HOME": "/home/u"}, check=0).stdout.decode()
+    for k, v in hostile.items():
+        assert f"{k}='{v}'\n" in out
+    env_file = tmp_path / "out.env"
+    env_file.write_text(out)
+    after = env_dump(run_sh(f"set -a; . {env_file}; /usr/bin/env -0", {"PATH": "/usr/bin:/bin"}).stdout)
+    assert not marker.exists()
+    for k, v in hostile.items():
+        assert after[k] == v
 
 
 def test_shipped_ladder_profiles(rmcp, tmp_path):

@@ -53,6 +53,16 @@ TEST(LineWrappers, UnwrapLeavesProseMessagesAndTimestampsAlone) {
         EXPECT_EQ(unwrap(line), line) << line;
 }
 
+TEST(LineWrappers, UnwrapReadsLongLinesWithoutRecursion) {
+    // std::regex recursed once per character here (docs/security.md, "Backtracking regex"):
+    // a megabyte of quote markers and blanks, then of a service name, ends in linear time.
+    const std::string quotes(1 << 20, '>');
+    EXPECT_EQ(unwrap(quotes + "x"), "x");
+    const std::string name(1 << 20, 'a');
+    EXPECT_EQ(unwrap(name + " | x"), "x");
+    EXPECT_EQ(unwrap(name + std::string(1 << 20, ' ') + "x"), name + std::string(1 << 20, ' ') + "x");
+}
+
 std::string filtered(EscapeFilter& f, std::string_view in) {
     std::string scratch;
     return std::string(f.filter(in, scratch));

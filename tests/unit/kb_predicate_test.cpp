@@ -127,3 +127,27 @@ TEST(KbPredicate, EvidenceNamesTheDecidingLeaves) {
     EXPECT_TRUE(ev[1].value.is_null());
     EXPECT_EQ(ev[1].test, "not exists true");
 }
+
+TEST(KbPredicate, MatchesScansAMegabyteFactWithoutRecursion) {
+    // D3 (adversarial review 2026-11-28): std::regex recursed once per blank of
+    // "expandable_segments:\s*True" and a 50 KB value overflowed the stack. Hyperscan scans it.
+    const auto e = entry(R"({ fact = "env.PYTORCH_HIP_ALLOC_CONF", matches = "expandable_segments:\\s*True" })");
+    for (const auto& [value, holds] : {std::pair{"expandable_segments:" + std::string(1 << 20, ' ') + "x", false},
+                                       std::pair{"expandable_segments:" + std::string(1 << 20, ' ') + "True", true},
+                                       std::pair{std::string(1 << 20, 'e') + "expandable_segments:True", true}}) {
+        json facts = k_facts;
+        facts["env"]["PYTORCH_HIP_ALLOC_CONF"] = value;
+        EXPECT_EQ(!rmcp::kb::evaluate(facts, e).empty(), holds);
+    }
+}
+
+TEST(KbPredicate, MatchesRefusesWhatHyperscanCannotMatchWithoutBacktracking) {
+    const std::string head = "id = \"t\"\ntitle = \"t\"\ncategory = \"config-risk\"\nseverity = \"info\"\n"
+                             "confidence = \"hypothesis\"\nscope = \"system\"\nsummary = \"s\"\n"
+                             "references = [\"https://example.org/\"]\n";
+    // a back-reference: no automaton can match it, so the entry is refused at load, naming its line
+    auto e = load_entry(head + "applies = { fact = \"env.X\", matches = '(a)\\1' }\n", "kb/t.toml");
+    ASSERT_FALSE(e.ok());
+    EXPECT_NE(e.error().message().find("kb/t.toml:9"), std::string::npos) << e.error().message();
+    EXPECT_NE(e.error().message().find("invalid regular expression"), std::string::npos) << e.error().message();
+}

@@ -87,6 +87,36 @@ TEST(ShQuote, OnlyTheSingleQuoteNeedsCare) {
     EXPECT_EQ(sh_quote("it's"), "'it'\\''s'");
 }
 
+TEST(ShWord, PlainWordsStayAndEverythingElseIsQuoted) {
+    EXPECT_EQ(sh_word("/tmp/r-1_x.y+z"), "/tmp/r-1_x.y+z");
+    EXPECT_EQ(sh_word("20261128T102611.123456789"), "20261128T102611.123456789");
+    EXPECT_EQ(sh_word(""), "''");
+    // D16: a --root that a shell would split or expand
+    EXPECT_EQ(sh_word("/tmp/r x;$(touch PWNED)"), "'/tmp/r x;$(touch PWNED)'");
+    EXPECT_EQ(sh_word("fix;touch X;"), "'fix;touch X;'");
+    EXPECT_EQ(sh_word("a`b`"), "'a`b`'");
+    EXPECT_EQ(sh_word("it's"), "'it'\\''s'");
+    EXPECT_EQ(sh_word("~user"), "'~user'");
+    EXPECT_EQ(sh_word("*"), "'*'");
+}
+
+TEST(IsLowerName, TheConservativeAlphabet) {
+    EXPECT_TRUE(is_lower_name("miopen-no-gemm"));
+    EXPECT_TRUE(is_lower_name("0x"));
+    EXPECT_FALSE(is_lower_name(""));
+    EXPECT_FALSE(is_lower_name("-a"));
+    EXPECT_FALSE(is_lower_name("A"));
+    EXPECT_FALSE(is_lower_name("a.b"));
+    EXPECT_TRUE(is_lower_name("a.b_c-d", "._-"));
+    EXPECT_FALSE(is_lower_name(".a", "._-"));
+    EXPECT_FALSE(is_lower_name("fix;touch X;", "._-"));
+    EXPECT_FALSE(is_lower_name("../../etc", "._-"));
+    EXPECT_FALSE(is_lower_name("a/b", "._-"));
+    EXPECT_TRUE(all_digits("0123"));
+    EXPECT_FALSE(all_digits(""));
+    EXPECT_FALSE(all_digits("1a"));
+}
+
 TEST(FishQuote, BackslashAndSingleQuoteAreEscaped) {
     EXPECT_EQ(fish_quote(""), "''");
     EXPECT_EQ(fish_quote("a $b"), "'a $b'");

@@ -1,7 +1,6 @@
 #include "explain/line_wrappers.hpp"
 
 #include <cstring>
-#include <regex>
 
 namespace rmcp::explain {
 
@@ -48,12 +47,30 @@ std::string anchor_wrapped(std::string_view pattern) {
     return out;
 }
 
+namespace {
+bool is_quote_or_blank(char c) { return c == ' ' || c == '\t' || c == '>'; }
+bool is_alnum(char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
+}  // namespace
+
+// k_line_wrapper by hand: the pieces (quote markers and blanks; a service name; blanks; '|')
+// are disjoint character sets, so the greedy reading is the only one and nothing is tried
+// twice. (std::regex recursed once per character here: no backtracking engine on input,
+// docs/security.md.)
 std::string_view unwrap(std::string_view line) {
-    static const std::regex wrapper{std::string(k_line_wrapper)};
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    std::match_results<std::string_view::const_iterator> m;
-    if (std::regex_search(line.begin(), line.end(), m, wrapper, std::regex_constants::match_continuous))
-        line.remove_prefix(static_cast<std::size_t>(m.length(0)));
+    std::size_t i = 0;
+    while (i < line.size() && is_quote_or_blank(line[i])) ++i;
+    if (i < line.size() && is_alnum(line[i])) {
+        std::size_t j = i + 1;
+        while (j < line.size() && (is_alnum(line[j]) || line[j] == '_' || line[j] == '.' || line[j] == '-')) ++j;
+        std::size_t k = j;
+        while (k < line.size() && (line[k] == ' ' || line[k] == '\t')) ++k;
+        if (k > j && k < line.size() && line[k] == '|') {
+            i = k + 1;
+            while (i < line.size() && is_quote_or_blank(line[i])) ++i;
+        }
+    }
+    line.remove_prefix(i);
     return line;
 }
 

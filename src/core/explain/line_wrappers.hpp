@@ -19,7 +19,7 @@
 
 namespace rmcp::explain {
 
-// The wrapper grammar, in the syntax both Hyperscan and std::regex (ECMAScript) accept:
+// The wrapper grammar, in Hyperscan's syntax (unwrap() reads the same grammar by hand):
 // quote markers and blanks, then optionally a compose service column and more of them.
 extern const std::string_view k_line_wrapper;
 

@@ -3,6 +3,7 @@
 #include "explain/db_cache.hpp"
 #include "util/hyperscan.hpp"
 #include "util/strings.hpp"
+#include "util/text.hpp"
 
 #include <hs/hs.h>
 
@@ -512,33 +513,6 @@ Status LogScanner::finish() {
 
 namespace {
 
-// Length of the valid UTF-8 sequence at s[i], or 0.
-std::size_t utf8_length(std::string_view s, std::size_t i) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    std::size_t n = 0;
-    unsigned min = 0;
-    if (c < 0x80) return 1;
-    if (c >= 0xc2 && c <= 0xdf) {
-        n = 2;
-        min = 0x80;
-    } else if (c >= 0xe0 && c <= 0xef) {
-        n = 3;
-        min = 0x800;
-    } else if (c >= 0xf0 && c <= 0xf4) {
-        n = 4;
-        min = 0x10000;
-    } else return 0;
-    if (i + n > s.size()) return 0;
-    unsigned cp = c & (0x7f >> n);
-    for (std::size_t k = 1; k < n; ++k) {
-        const auto d = static_cast<unsigned char>(s[i + k]);
-        if ((d & 0xc0) != 0x80) return 0;
-        cp = (cp << 6) | (d & 0x3f);
-    }
-    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return 0;
-    return n;
-}
-
 // `text` without its escape sequences (EscapeFilter, the same one LogScanner::feed runs), and
 // where `pos` lands in it. One filter reads the bytes before `pos`, then the rest, as it reads a
 // log in chunks, so a sequence that spans `pos` is still dropped whole.
@@ -579,23 +553,9 @@ std::string printable_line(const ExcerptLine& line) {
         }
         text = text.substr(begin, end - begin);
     }
-    std::string out;
-    for (std::size_t i = 0; i < text.size();) {
-        const auto c = static_cast<unsigned char>(text[i]);
-        if (c < 0x20 && c != '\t') {
-            out += '?';
-            ++i;
-        } else if (c == 0x7f) {
-            out += '?';
-            ++i;
-        } else if (const auto n = utf8_length(text, i); n > 0) {
-            out.append(text, i, n);
-            i += n;
-        } else {
-            out += "\xef\xbf\xbd";
-            ++i;
-        }
-    }
+    // Controls (C0, DEL, C1 in either encoding, bidi overrides) as '?', invalid UTF-8 as U+FFFD:
+    // the one terminal-safe path (util/text.hpp).
+    std::string out = terminal_safe(text, Shown::line);
     if (line.truncated) out += " …";
     return out;
 }

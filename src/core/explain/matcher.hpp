@@ -129,7 +129,8 @@ struct ExcerptLine {
 
 // What a terminal shows of one raw log line: ANSI escapes dropped, a progress-bar line
 // ('\r'-separated redraws) reduced to the redraw holding the match (or its last one),
-// control bytes shown as '?', invalid UTF-8 as U+FFFD.
+// then util/text.hpp's terminal_safe(): controls (C0, DEL, C1 raw or UTF-8 encoded, bidi
+// overrides) shown as '?', invalid UTF-8 as U+FFFD.
 std::string printable_line(const ExcerptLine& line);
 
 struct Match {

@@ -11,7 +11,9 @@
 
 #include <algorithm>
 #include <array>
-#include <regex>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 namespace rmcp::explain {
 
@@ -113,6 +115,432 @@ enum GpuRank {
     k_template
 };
 
+// ---- hand-written readers ----------------------------------------------------------
+// The lines come from pasted reports: input. They are read by hand, without a backtracking
+// engine (std::regex recursed once per repeated character: docs/security.md, "Backtracking
+// regex"). Each reader's comment gives the ECMAScript pattern it stands for; `\d`, `\s`,
+// `\S`, `\w` and `\b` mean what they mean there.
+
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_lower_hex(char c) { return is_digit(c) || (c >= 'a' && c <= 'f'); }
+bool is_word_char(char c) { return is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
+bool is_blank_char(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'; }
+// ECMAScript '.': anything but a line terminator.
+bool is_line_end(char c) { return c == '\n' || c == '\r'; }
+// \b before s[i] when s[i] is a word character.
+bool word_starts(std::string_view s, std::size_t i) { return i == 0 || !is_word_char(s[i - 1]); }
+// \b at i after a word character.
+bool word_ends(std::string_view s, std::size_t i) { return i >= s.size() || !is_word_char(s[i]); }
+
+std::size_t run_of(std::string_view s, std::size_t i, bool (*in)(char)) {
+    std::size_t n = 0;
+    while (i + n < s.size() && in(s[i + n])) ++n;
+    return n;
+}
+bool not_blank(char c) { return !is_blank_char(c); }
+
+// \d+(\.\d+){parts-1} at s[i]: its length, or 0.
+std::size_t dotted_at(std::string_view s, std::size_t i, int parts) {
+    std::size_t at = i;
+    for (int k = 0; k < parts; ++k) {
+        if (k > 0) {
+            if (at >= s.size() || s[at] != '.') return 0;
+            ++at;
+        }
+        const std::size_t n = run_of(s, at, is_digit);
+        if (n == 0) return 0;
+        at += n;
+    }
+    return at - i;
+}
+
+// gfx[0-9a-f]{3,4} at s[i] (greedy): its length, or 0.
+std::size_t gfx_at(std::string_view s, std::size_t i) {
+    if (s.substr(i, 3) != "gfx") return 0;
+    const std::size_t n = std::min<std::size_t>(run_of(s, i + 3, is_lower_hex), 4);
+    return n >= 3 ? 3 + n : 0;
+}
+
+// (gfx[0-9a-f]{3,4})\b: the first target that ends a word.
+std::optional<std::string> find_gfx_word(std::string_view s) {
+    for (auto i = s.find("gfx"); i != std::string_view::npos; i = s.find("gfx", i + 1)) {
+        const std::size_t hex = run_of(s, i + 3, is_lower_hex);
+        // 4 hex digits and a word end, or exactly 3 and a word end (a 4th would be a word character)
+        if ((hex == 3 || hex == 4) && word_ends(s, i + 3 + hex)) return std::string(s.substr(i, 3 + hex));
+    }
+    return std::nullopt;
+}
+
+// `key` followed by digits: the first such digits (`key(\d+)`), at most `max` of them.
+std::optional<std::string> number_after(std::string_view s, std::string_view key, std::size_t max = 20) {
+    for (auto i = s.find(key); i != std::string_view::npos; i = s.find(key, i + 1)) {
+        const std::size_t n = run_of(s, i + key.size(), is_digit);
+        if (n > 0) return std::string(s.substr(i + key.size(), std::min(n, max)));
+    }
+    return std::nullopt;
+}
+
+// (.*?)\s*\((gfx[0-9a-f]{3,4})[^)]*\)\s*$ : the name and the target of a collect_env GPU row.
+std::optional<std::pair<std::string, std::string>> collect_env_row(std::string_view s) {
+    std::size_t q = s.size();
+    while (q > 0 && is_blank_char(s[q - 1])) --q;
+    if (q == 0 || s[q - 1] != ')') return std::nullopt;
+    --q;  // the ')' that ends the row; the '(' is after any other ')'
+    const auto close_before = s.substr(0, q).rfind(')');
+    for (std::size_t p = close_before == std::string_view::npos ? 0 : close_before + 1; p < q; ++p) {
+        if (s[p] != '(') continue;
+        const std::size_t n = gfx_at(s, p + 1);
+        if (n == 0) continue;
+        std::size_t name_end = p;  // \s* takes the blanks before '(' (a line end among them too)
+        while (name_end > 0 && is_blank_char(s[name_end - 1])) --name_end;
+        std::size_t start = 0;  // '.' stops at a line end
+        for (std::size_t k = 0; k < name_end; ++k)
+            if (is_line_end(s[k])) start = k + 1;
+        return std::pair{std::string(trim(s.substr(start, name_end - start))), std::string(s.substr(p + 1, n))};
+    }
+    return std::nullopt;
+}
+
+// torch(?:==|\s+)(\d+\.\d+\S*)
+std::optional<std::string> pip_torch_version(std::string_view s) {
+    for (auto i = s.find("torch"); i != std::string_view::npos; i = s.find("torch", i + 1)) {
+        std::size_t k = i + 5;
+        if (s.substr(k, 2) == "==") k += 2;
+        else if (const std::size_t n = run_of(s, k, is_blank_char); n > 0) k += n;
+        else continue;
+        if (dotted_at(s, k, 2) > 0) return std::string(s.substr(k, run_of(s, k, not_blank)));
+    }
+    return std::nullopt;
+}
+
+// ^ROCm version: \((\d+), (\d+)\)\s*$ → "major.minor"
+std::optional<std::string> comfy_rocm_version(std::string_view s) {
+    constexpr std::string_view k_key = "ROCm version: (";
+    if (!s.starts_with(k_key)) return std::nullopt;
+    std::size_t k = k_key.size();
+    const std::size_t a = run_of(s, k, is_digit);
+    if (a == 0 || s.substr(k + a, 2) != ", ") return std::nullopt;
+    const std::size_t b = run_of(s, k + a + 2, is_digit);
+    const std::size_t close = k + a + 2 + b;
+    if (b == 0 || close >= s.size() || s[close] != ')' || run_of(s, close + 1, is_blank_char) != s.size() - close - 1)
+        return std::nullopt;
+    return fmt::format("{}.{}", s.substr(k, a), s.substr(k + a + 2, b));
+}
+
+// [Rr][Oo][Cc][Mm] [Vv]ersion\W*(.*)
+std::optional<std::string> rocm_version_rest(std::string_view s) {
+    for (std::size_t i = 0; i + 12 <= s.size(); ++i) {
+        if (!starts_with_ci(s.substr(i, 4), "rocm") || s[i + 4] != ' ' || (s[i + 5] != 'V' && s[i + 5] != 'v') ||
+            s.substr(i + 6, 6) != "ersion")
+            continue;
+        std::size_t k = i + 12;
+        while (k < s.size() && !is_word_char(s[k])) ++k;
+        std::size_t e = k;
+        while (e < s.size() && !is_line_end(s[e])) ++e;
+        return std::string(s.substr(k, e - k));
+    }
+    return std::nullopt;
+}
+
+// \brocm-(?:core|dev|libs)\b.*?(\d+\.\d+\.\d+)
+std::optional<std::string> rocm_package_version(std::string_view s) {
+    for (auto i = s.find("rocm-"); i != std::string_view::npos; i = s.find("rocm-", i + 1)) {
+        if (!word_starts(s, i)) continue;
+        for (const std::string_view part : {"core", "dev", "libs"}) {
+            const std::size_t j = i + 5 + part.size();
+            if (s.substr(i + 5, part.size()) != part || !word_ends(s, j)) continue;
+            for (std::size_t k = j; k < s.size() && !is_line_end(s[k]); ++k)
+                if (const std::size_t n = dotted_at(s, k, 3); n > 0) return std::string(s.substr(k, n));
+        }
+    }
+    return std::nullopt;
+}
+
+// [/-]rocm-(\d+\.\d+\.\d+)/
+std::optional<std::string> rocm_path_version(std::string_view s) {
+    for (auto i = s.find("rocm-"); i != std::string_view::npos; i = s.find("rocm-", i + 1)) {
+        if (i == 0 || (s[i - 1] != '/' && s[i - 1] != '-')) continue;
+        const std::size_t n = dotted_at(s, i + 5, 3);
+        if (n > 0 && i + 5 + n < s.size() && s[i + 5 + n] == '/') return std::string(s.substr(i + 5, n));
+    }
+    return std::nullopt;
+}
+
+// \bLinux \S+ (\d+\.\d+\.\d+\S*) #\d
+std::optional<std::string> uname_release(std::string_view s) {
+    for (auto i = s.find("Linux "); i != std::string_view::npos; i = s.find("Linux ", i + 1)) {
+        if (!word_starts(s, i)) continue;
+        const std::size_t host = run_of(s, i + 6, not_blank);
+        std::size_t k = i + 6 + host;
+        if (host == 0 || k >= s.size() || s[k] != ' ') continue;
+        ++k;
+        const std::size_t m = run_of(s, k, not_blank);
+        if (dotted_at(s, k, 3) > 0 && s.substr(k + m, 2) == " #" && k + m + 2 < s.size() && is_digit(s[k + m + 2]))
+            return std::string(s.substr(k, m));
+    }
+    return std::nullopt;
+}
+
+// Python platform: Linux-(\d+\.\d+\.\d+.*?)-(x86_64|aarch64)\b
+std::optional<std::string> python_platform_release(std::string_view s) {
+    constexpr std::string_view k_key = "Python platform: Linux-";
+    for (auto i = s.find(k_key); i != std::string_view::npos; i = s.find(k_key, i + 1)) {
+        const std::size_t k = i + k_key.size();
+        const std::size_t n = dotted_at(s, k, 3);
+        if (n == 0) continue;
+        for (std::size_t e = k + n; e < s.size() && !is_line_end(s[e]); ++e)
+            for (const std::string_view arch : {"-x86_64", "-aarch64"})
+                if (s.substr(e, arch.size()) == arch && word_ends(s, e + arch.size()))
+                    return std::string(s.substr(k, e - k));
+    }
+    return std::nullopt;
+}
+
+// \bLinux version (\d+\.\d+\.\d+\S*) \(
+std::optional<std::string> linux_version_release(std::string_view s) {
+    constexpr std::string_view k_key = "Linux version ";
+    for (auto i = s.find(k_key); i != std::string_view::npos; i = s.find(k_key, i + 1)) {
+        if (!word_starts(s, i)) continue;
+        const std::size_t k = i + k_key.size();
+        const std::size_t m = run_of(s, k, not_blank);
+        if (dotted_at(s, k, 3) > 0 && s.substr(k + m, 2) == " (") return std::string(s.substr(k, m));
+    }
+    return std::nullopt;
+}
+
+// GPU\[(\d+)\]
+std::optional<std::string> rocm_smi_index(std::string_view s) {
+    for (auto i = s.find("GPU["); i != std::string_view::npos; i = s.find("GPU[", i + 1)) {
+        const std::size_t n = run_of(s, i + 4, is_digit);
+        if (n > 0 && i + 4 + n < s.size() && s[i + 4 + n] == ']') return std::string(s.substr(i + 4, n));
+    }
+    return std::nullopt;
+}
+
+// (?:name='([^']*)'.*?)?gcnArchName='(gfx[0-9a-f]{3,4}) : the name (may be empty) and target.
+std::optional<std::pair<std::string, std::string>> torch_properties(std::string_view s) {
+    constexpr std::string_view k_arch = "gcnArchName='";
+    const auto arch_from = [&](std::size_t from) -> std::size_t {  // the first gcnArchName='gfx... at or after
+        for (auto g = s.find(k_arch, from); g != std::string_view::npos; g = s.find(k_arch, g + 1))
+            if (gfx_at(s, g + k_arch.size()) > 0) return g;
+        return std::string_view::npos;
+    };
+    const auto target = [&](std::size_t g) {
+        return std::string(s.substr(g + k_arch.size(), gfx_at(s, g + k_arch.size())));
+    };
+    const std::size_t first = arch_from(0);
+    if (first == std::string_view::npos) return std::nullopt;
+    // A match that starts at an earlier "name='" wins (leftmost), when a target follows its
+    // closing quote on the same line.
+    for (auto p = s.find("name='"); p != std::string_view::npos && p < first; p = s.find("name='", p + 1)) {
+        const auto close = s.find('\'', p + 6);
+        if (close == std::string_view::npos) continue;
+        const std::size_t g = arch_from(close + 1);
+        if (g == std::string_view::npos) continue;
+        if (std::any_of(s.begin() + static_cast<std::ptrdiff_t>(close + 1), s.begin() + static_cast<std::ptrdiff_t>(g),
+                        is_line_end))
+            continue;
+        return std::pair{std::string(s.substr(p + 6, close - p - 6)), target(g)};
+    }
+    return std::pair{std::string(), target(first)};
+}
+
+// \b(?:gpu_type|compute)=(gfx[0-9a-f]{3,4})
+std::optional<std::string> ollama_target(std::string_view s) {
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        if (!word_starts(s, i)) continue;
+        for (const std::string_view key : {"gpu_type=", "compute="})
+            if (s.substr(i, key.size()) == key)
+                if (const std::size_t n = gfx_at(s, i + key.size()); n > 0)
+                    return std::string(s.substr(i + key.size(), n));
+    }
+    return std::nullopt;
+}
+
+// \bname="([^"]+)"
+std::optional<std::string> ollama_name(std::string_view s) {
+    for (auto i = s.find("name=\""); i != std::string_view::npos; i = s.find("name=\"", i + 1)) {
+        if (!word_starts(s, i)) continue;
+        const auto close = s.find('"', i + 6);
+        if (close != std::string_view::npos && close > i + 6) return std::string(s.substr(i + 6, close - i - 6));
+    }
+    return std::nullopt;
+}
+
+// ([^()=]*?)\s*\(RADV GFX([0-9A-F]{3,4})(?:_R\d+)?\) : the device name and the chip's hex digits.
+std::optional<std::pair<std::string, std::string>> radv_device(std::string_view s) {
+    constexpr std::string_view k_key = "(RADV GFX";
+    const auto upper_hex = [](char c) { return is_digit(c) || (c >= 'A' && c <= 'F'); };
+    for (auto q = s.find(k_key); q != std::string_view::npos; q = s.find(k_key, q + 1)) {
+        const std::size_t h = q + k_key.size();
+        const std::size_t n = run_of(s, h, upper_hex);
+        if (n != 3 && n != 4) continue;
+        std::size_t e = h + n;
+        if (s.substr(e, 2) == "_R" && run_of(s, e + 2, is_digit) > 0) e += 2 + run_of(s, e + 2, is_digit);
+        if (e >= s.size() || s[e] != ')') continue;
+        const auto before = s.substr(0, q).find_last_of("()=");
+        const std::size_t p = before == std::string_view::npos ? 0 : before + 1;
+        return std::pair{std::string(trim(s.substr(p, q - p))), std::string(s.substr(h, n))};
+    }
+    return std::nullopt;
+}
+
+bool is_kernel_char(char c) { return is_word_char(c) || c == '.' || c == '+' || c == '~' || c == '-'; }
+
+// (?:[Kk]ernel(?: version| release)?\s*[:=]\s*v?|\(Linux )(\d+\.\d+\.\d+[A-Za-z0-9_.+~-]*)
+std::optional<std::string> kernel_field_release(std::string_view s) {
+    const auto release_at = [&](std::size_t k) -> std::optional<std::string> {
+        const std::size_t n = dotted_at(s, k, 3);
+        if (n == 0) return std::nullopt;
+        return std::string(s.substr(k, n + run_of(s, k + n, is_kernel_char)));
+    };
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        if (s.substr(i, 7) == "(Linux ")
+            if (auto v = release_at(i + 7)) return v;
+        if ((s[i] != 'K' && s[i] != 'k') || s.substr(i + 1, 5) != "ernel") continue;
+        std::vector<std::size_t> after_word{i + 6};
+        if (s.substr(i + 6, 8) == " version" || s.substr(i + 6, 8) == " release")
+            after_word.insert(after_word.begin(), i + 14);
+        for (std::size_t k : after_word) {
+            k += run_of(s, k, is_blank_char);
+            if (k >= s.size() || (s[k] != ':' && s[k] != '=')) continue;
+            ++k;
+            k += run_of(s, k, is_blank_char);
+            if (k < s.size() && s[k] == 'v')
+                if (auto v = release_at(k + 1)) return v;
+            if (auto v = release_at(k)) return v;
+        }
+    }
+    return std::nullopt;
+}
+
+// Device: cuda:\d+ (.+) : (?:native|cudaMallocAsync)
+std::optional<std::string> comfy_device_name(std::string_view s) {
+    constexpr std::string_view k_key = "Device: cuda:";
+    for (auto i = s.find(k_key); i != std::string_view::npos; i = s.find(k_key, i + 1)) {
+        std::size_t k = i + k_key.size();
+        const std::size_t d = run_of(s, k, is_digit);
+        k += d;
+        if (d == 0 || k >= s.size() || s[k] != ' ') continue;
+        ++k;
+        std::size_t line_end = k;
+        while (line_end < s.size() && !is_line_end(s[line_end])) ++line_end;
+        // (.+) is greedy: the last " : native" / " : cudaMallocAsync" on the line.
+        for (std::size_t e = line_end; e > k + 1;) {
+            --e;
+            for (const std::string_view tail : {" : native", " : cudaMallocAsync"})
+                if (s.substr(e, tail.size()) == tail) return std::string(s.substr(k, e - k));
+        }
+    }
+    return std::nullopt;
+}
+
+// ^[\s>]*(\S+)(?:[ \t]+(\S+))?\s*$ : one word, or two; the second empty when there is one.
+std::optional<std::pair<std::string_view, std::string_view>> one_or_two_words(std::string_view s) {
+    const auto blank_or_quote = [](char c) { return is_blank_char(c) || c == '>'; };
+    const std::size_t i = run_of(s, 0, blank_or_quote);
+    if (i == s.size()) {  // only blanks and '>': the last '>' is the word
+        const auto r = s.rfind('>');
+        if (r == std::string_view::npos) return std::nullopt;
+        return std::pair{s.substr(r, 1), std::string_view{}};
+    }
+    const std::size_t j = i + run_of(s, i, not_blank);
+    const auto only_blanks_from = [&](std::size_t k) { return run_of(s, k, is_blank_char) == s.size() - k; };
+    if (only_blanks_from(j)) return std::pair{s.substr(i, j - i), std::string_view{}};
+    const std::size_t k = j + run_of(s, j, [](char c) { return c == ' ' || c == '\t'; });
+    const std::size_t m = run_of(s, k, not_blank);
+    if (k == j || m == 0 || !only_blanks_from(k + m)) return std::nullopt;
+    return std::pair{s.substr(i, j - i), s.substr(k, m)};
+}
+
+// ^\d+\.\d+(\.\d+)?[a-z0-9.+]*$
+bool is_torch_version(std::string_view s) {
+    const std::size_t n = dotted_at(s, 0, 2);
+    return n > 0 && std::all_of(s.begin() + static_cast<std::ptrdiff_t>(n), s.end(),
+                                [](char c) { return (c >= 'a' && c <= 'z') || is_digit(c) || c == '.' || c == '+'; });
+}
+
+// ^\d+\.\d+\.\d+(-\d+)?$
+bool is_rocm_info_version(std::string_view s) {
+    const std::size_t n = dotted_at(s, 0, 3);
+    if (n == 0) return false;
+    return n == s.size() || (s[n] == '-' && n + 1 < s.size() && run_of(s, n + 1, is_digit) == s.size() - n - 1);
+}
+
+// ^\d+\.\d+\.\d+[A-Za-z0-9_.+~-]*$
+bool is_kernel_release(std::string_view s) {
+    const std::size_t n = dotted_at(s, 0, 3);
+    return n > 0 && run_of(s, n, is_kernel_char) == s.size() - n;
+}
+
+// ^(gfx[0-9a-f]{3,4})(:[a-z+:-]*)?$ : the target.
+std::optional<std::string> agent_list_target(std::string_view s) {
+    if (!s.starts_with("gfx")) return std::nullopt;
+    const std::size_t n = run_of(s, 3, is_lower_hex);
+    if (n != 3 && n != 4) return std::nullopt;
+    const std::size_t e = 3 + n;
+    const bool features =
+        e < s.size() && s[e] == ':' && std::all_of(s.begin() + static_cast<std::ptrdiff_t>(e), s.end(), [](char c) {
+            return (c >= 'a' && c <= 'z') || c == '+' || c == ':' || c == '-';
+        });
+    if (e != s.size() && !features) return std::nullopt;
+    return std::string(s.substr(0, e));
+}
+
+struct LspciRow {
+    std::string address;  // "03:00.0", "0000:03:00.0"; empty when the row has none
+    std::string name;
+};
+
+bool hex_exact(std::string_view s, std::size_t i, std::size_t n) {
+    return i + n <= s.size() && run_of(s, i, is_lower_hex) >= n;
+}
+
+// The address at the start of an lspci row, with the blank after it: its length, or 0.
+// ([0-9a-f]{2,4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-9a-f]|[0-9a-f]{2}:[0-9a-f]{2}\.[0-9a-f])
+std::size_t lspci_address(std::string_view s) {
+    const auto bus_device_function = [&](std::size_t i) -> std::size_t {  // [0-9a-f]{2}:[0-9a-f]{2}\.[0-9a-f] + ' '
+        if (hex_exact(s, i, 2) && s.substr(i + 2, 1) == ":" && hex_exact(s, i + 3, 2) && s.substr(i + 5, 1) == "." &&
+            hex_exact(s, i + 6, 1) && s.substr(i + 7, 1) == " ")
+            return i + 8;
+        return 0;
+    };
+    const std::size_t domain = run_of(s, 0, is_lower_hex);
+    if (domain >= 2 && domain <= 4 && s.substr(domain, 1) == ":")
+        if (const std::size_t end = bus_device_function(domain + 1); end > 0) return end;
+    return bus_device_function(0);
+}
+
+// ^(?:(ADDRESS) )?[^:]*: Advanced Micro Devices, Inc\. \[AMD/ATI\] (.*?)(?: \[1002:[0-9a-f]{4}\])?(?: \(rev [0-9a-f]+\))?\s*$
+std::optional<LspciRow> lspci_amd_row(std::string_view s) {
+    constexpr std::string_view k_vendor = ": Advanced Micro Devices, Inc. [AMD/ATI] ";
+    const std::size_t with_address = lspci_address(s);
+    std::vector<std::size_t> starts;
+    if (with_address > 0) starts.push_back(with_address);
+    starts.push_back(0);
+    for (const std::size_t from : starts) {
+        const auto colon = s.find(':', from);  // [^:]* stops at the first ':'
+        if (colon == std::string_view::npos || s.substr(colon, k_vendor.size()) != k_vendor) continue;
+        const std::size_t k = colon + k_vendor.size();
+        std::size_t e = s.size();
+        while (e > k && is_blank_char(s[e - 1])) --e;
+        // (?: \(rev [0-9a-f]+\))? at the end
+        if (e > k && s[e - 1] == ')') {
+            const auto open = s.substr(k, e - k).rfind(" (rev ");
+            if (open != std::string_view::npos) {
+                const std::size_t h = k + open + 6;
+                if (h < e - 1 && run_of(s, h, is_lower_hex) == e - 1 - h) e = k + open;
+            }
+        }
+        // (?: \[1002:[0-9a-f]{4}\])? before it
+        if (e >= k + 12 && s.substr(e - 12, 7) == " [1002:" && hex_exact(s, e - 5, 4) && s[e - 1] == ']') e -= 12;
+        const auto name = s.substr(k, e - k);
+        if (std::any_of(name.begin(), name.end(), is_line_end)) return std::nullopt;
+        return LspciRow{from == 0 ? std::string() : std::string(s.substr(0, from - 1)), std::string(name)};
+    }
+    return std::nullopt;
+}
+
 // A value as the Python REPL echoes it: '2.0.0a0' → 2.0.0a0.
 std::string_view unquoted(std::string_view text) {
     text = trim(text);
@@ -122,15 +550,13 @@ std::string_view unquoted(std::string_view text) {
 }
 
 // The HIP runtime's own version format ("6.0.32830-d62f6a171"): torch.version.hip, hipconfig.
+// ^\d+\.\d+\.\d{5}(-[0-9a-f]+)?$
 bool is_hip_version(std::string_view text) {
-    static const std::regex re(R"(^\d+\.\d+\.\d{5}(-[0-9a-f]+)?$)");
-    return std::regex_match(text.begin(), text.end(), re);
-}
-
-std::optional<std::string> first_match(const std::string& text, const std::regex& re, std::size_t group = 1) {
-    std::smatch m;
-    if (std::regex_search(text, m, re)) return m[group].str();
-    return std::nullopt;
+    const std::size_t two = dotted_at(text, 0, 2);
+    if (two == 0 || two >= text.size() || text[two] != '.' || run_of(text, two + 1, is_digit) != 5) return false;
+    const std::size_t end = two + 6;
+    if (end == text.size()) return true;
+    return text[end] == '-' && end + 1 < text.size() && run_of(text, end + 1, is_lower_hex) == text.size() - end - 1;
 }
 
 std::string value_after(const std::string& line, std::string_view key) {
@@ -144,10 +570,11 @@ std::optional<std::string> leading_version(std::string_view text) {
     text = trim(text);
     if (starts_with_ci(text, "rocm")) text = trim(text.substr(4));
     if (!text.empty() && (text.front() == 'v' || text.front() == 'V')) text.remove_prefix(1);
-    static const std::regex re(R"(^(\d+\.\d+(?:\.\d+)?))");
-    std::cmatch m;
-    if (std::regex_search(text.data(), text.data() + text.size(), m, re)) return m[1].str();
-    return std::nullopt;
+    // ^(\d+\.\d+(?:\.\d+)?)
+    std::size_t n = dotted_at(text, 0, 3);
+    if (n == 0) n = dotted_at(text, 0, 2);
+    if (n == 0) return std::nullopt;
+    return std::string(text.substr(0, n));
 }
 
 // A product name as a terminal shows it: colour codes dropped, control bytes and invalid
@@ -256,13 +683,11 @@ void ReportReader::add(const std::string& input, const ProbeHit& hit) {
     const auto after = [&](std::size_t k) -> std::string_view {
         return k < hit.lines.size() ? trim(hit.lines[k]) : std::string_view{};
     };
-    static const std::regex gfx_re(R"((gfx[0-9a-f]{3,4})\b)");
 
     switch (static_cast<Probe>(hit.probe)) {
     case Probe::agent: {
         m_last_name.reset();
-        static const std::regex number_re(R"(Agent (\d{1,9}))");
-        const auto number = std::stoul(first_match(line, number_re).value_or("0"));
+        const auto number = std::stoul(number_after(line, "Agent ", 9).value_or("0"));  // Agent (\d{1,9})
         if (!m_last_agent || m_last_agent->input != input || number <= m_last_agent->number)
             m_rocminfo_listing = new_listing();
         m_last_agent = AgentLine{input, hit.line, number};
@@ -271,7 +696,7 @@ void ReportReader::add(const std::string& input, const ProbeHit& hit) {
     case Probe::agent_name: {
         const auto value = value_after(line, "Name:");
         NameLine here{input, hit.line, std::nullopt};
-        if (auto gfx = first_match(value, gfx_re); gfx && value.starts_with("gfx")) {
+        if (auto gfx = find_gfx_word(value); gfx && value.starts_with("gfx")) {
             std::string board;
             // clinfo: the board name a line or two before belongs to this device.
             if (m_pending_board && m_pending_board->first.input == input && hit.line - m_pending_board->first.line <= 3)
@@ -298,14 +723,13 @@ void ReportReader::add(const std::string& input, const ProbeHit& hit) {
         m_pending_board = {NameLine{input, hit.line, std::nullopt}, printable(value_after(line, "Board name:"))};
         break;
     case Probe::collect_env_gpu: {
-        static const std::regex re(R"((.*?)\s*\((gfx[0-9a-f]{3,4})[^)]*\)\s*$)");
         const int listing = new_listing();
         std::vector<std::string> rows{value_after(line, "GPU models and configuration:")};
         for (std::size_t k = 1; k < hit.lines.size(); ++k) rows.emplace_back(after(k));
         for (const auto& row : rows) {
-            std::smatch m;
-            if (!std::regex_search(row, m, re)) break;  // the list ends at the first other line
-            gpu_line(input, k_collect_env, "collect_env", m[2].str(), std::string(trim(m[1].str())), false, listing);
+            auto gpu = collect_env_row(row);
+            if (!gpu) break;  // the list ends at the first other line
+            gpu_line(input, k_collect_env, "collect_env", gpu->second, gpu->first, false, listing);
         }
         break;
     }
@@ -322,20 +746,17 @@ void ReportReader::add(const std::string& input, const ProbeHit& hit) {
     }
     case Probe::pip_torch:
     case Probe::pip_torch_list: {
-        static const std::regex re(R"(torch(?:==|\s+)(\d+\.\d+\S*))");
-        if (auto v = first_match(line, re)) version("torch", 2, *v);
+        if (auto v = pip_torch_version(line)) version("torch", 2, *v);
         break;
     }
     case Probe::rocm_field: {
         // ComfyUI: "ROCm version: (6, 4)" is torch.version.hip's major and minor ((6, -1) when
         // unknown): the HIP the wheel was built with, not the installed ROCm.
-        static const std::regex comfy_re(R"(^ROCm version: \((\d+), (\d+)\)\s*$)");
-        if (std::smatch m; std::regex_match(line, m, comfy_re)) {
-            version("torch_hip", 3, m[1].str() + "." + m[2].str());
+        if (auto hip = comfy_rocm_version(line)) {
+            version("torch_hip", 3, *hip);
             break;
         }
-        static const std::regex re(R"([Rr][Oo][Cc][Mm] [Vv]ersion\W*(.*))");
-        auto rest = first_match(line, re).value_or("");
+        auto rest = rocm_version_rest(line).value_or("");
         std::optional<std::string> v = leading_version(rest);
         for (std::size_t k = 1; !v && rest.empty() && k < hit.lines.size(); ++k) {
             if (after(k).empty()) continue;
@@ -346,28 +767,23 @@ void ReportReader::add(const std::string& input, const ProbeHit& hit) {
         break;
     }
     case Probe::rocm_package: {
-        static const std::regex re(R"(\brocm-(?:core|dev|libs)\b.*?(\d+\.\d+\.\d+))");
-        if (auto v = first_match(line, re)) version("rocm", 2, *v);
+        if (auto v = rocm_package_version(line)) version("rocm", 2, *v);
         break;
     }
     case Probe::rocm_path: {
-        static const std::regex re(R"([/-]rocm-(\d+\.\d+\.\d+)/)");
-        if (auto v = first_match(line, re)) version("rocm", 3, *v);
+        if (auto v = rocm_path_version(line)) version("rocm", 3, *v);
         break;
     }
     case Probe::uname: {
-        static const std::regex re(R"(\bLinux \S+ (\d+\.\d+\.\d+\S*) #\d)");
-        if (auto v = first_match(line, re)) version("kernel", 1, *v);
+        if (auto v = uname_release(line)) version("kernel", 1, *v);
         break;
     }
     case Probe::python_platform: {
-        static const std::regex re(R"(Python platform: Linux-(\d+\.\d+\.\d+.*?)-(x86_64|aarch64)\b)");
-        if (auto v = first_match(line, re)) version("kernel", 2, *v);
+        if (auto v = python_platform_release(line)) version("kernel", 2, *v);
         break;
     }
     case Probe::linux_version: {
-        static const std::regex re(R"(\bLinux version (\d+\.\d+\.\d+\S*) \()");
-        if (auto v = first_match(line, re)) version("kernel", 3, *v);
+        if (auto v = linux_version_release(line)) version("kernel", 3, *v);
         break;
     }
     case Probe::env: parse_env_line(line, m_env); break;
@@ -377,7 +793,7 @@ void ReportReader::add(const std::string& input, const ProbeHit& hit) {
         break;
     }
     case Probe::amdsmi_target:
-        if (auto gfx = first_match(line, gfx_re)) {
+        if (auto gfx = find_gfx_word(line)) {
             if (!m_gpus.empty() && m_gpus.back().rank == k_amdsmi && m_gpus.back().input == input &&
                 m_gpus.back().shown_target.empty())
                 m_gpus.back().shown_target = *gfx;
@@ -386,8 +802,7 @@ void ReportReader::add(const std::string& input, const ProbeHit& hit) {
         break;
     case Probe::rocmsmi_series:
     case Probe::rocmsmi_gfx: {
-        static const std::regex index_re(R"(GPU\[(\d+)\])");
-        const auto index = first_match(line, index_re).value_or("?");
+        const auto index = rocm_smi_index(line).value_or("?");
         const std::string source = "rocm-smi GPU[" + index + "]";
         auto it = std::find_if(m_gpus.begin(), m_gpus.end(),
                                [&](const Candidate& c) { return c.source == source && c.input == input; });
@@ -396,7 +811,8 @@ void ReportReader::add(const std::string& input, const ProbeHit& hit) {
             it = std::prev(m_gpus.end());
         }
         if (static_cast<Probe>(hit.probe) == Probe::rocmsmi_gfx) {
-            if (auto gfx = first_match(line.substr(line.find("GFX Version")), gfx_re)) it->shown_target = *gfx;
+            if (auto gfx = find_gfx_word(std::string_view(line).substr(line.find("GFX Version"))))
+                it->shown_target = *gfx;
         } else {
             const auto colon = line.find(':', line.find("Card "));
             it->marketing_name = printable(std::string_view(line).substr(colon + 1));
@@ -404,17 +820,13 @@ void ReportReader::add(const std::string& input, const ProbeHit& hit) {
         break;
     }
     case Probe::torch_props: {
-        static const std::regex re(R"((?:name='([^']*)'.*?)?gcnArchName='(gfx[0-9a-f]{3,4}))");
-        std::smatch m;
-        if (std::regex_search(line, m, re))
-            gpu_line(input, k_torch, "torch", m[2].str(), m[1].str(), false, new_listing());
+        if (auto gpu = torch_properties(line))
+            gpu_line(input, k_torch, "torch", gpu->second, gpu->first, false, new_listing());
         break;
     }
     case Probe::ollama_gpu: {
-        static const std::regex re(R"(\b(?:gpu_type|compute)=(gfx[0-9a-f]{3,4}))");
-        static const std::regex name_re(R"(\bname="([^"]+)\")");
-        if (auto gfx = first_match(line, re)) {
-            const auto name = first_match(line, name_re).value_or("");
+        if (auto gfx = ollama_target(line)) {
+            const auto name = ollama_name(line).value_or("");
             // ollama repeats its GPU list on every start: one row per target and name.
             const bool seen = std::any_of(m_gpus.begin(), m_gpus.end(), [&](const Candidate& c) {
                 return c.rank == k_ollama && c.shown_target == *gfx && c.marketing_name == name;
@@ -426,17 +838,12 @@ void ReportReader::add(const std::string& input, const ProbeHit& hit) {
     case Probe::radv: {
         // Vulkan does not see HSA_OVERRIDE_GFX_VERSION: RADV names the chip itself.
         // "GPU id = 0 (AMD Radeon AI PRO R9700 (RADV GFX1201))", "0 = AMD Radeon 780M (RADV GFX1103_R1)"
-        static const std::regex re(R"(([^()=]*?)\s*\(RADV GFX([0-9A-F]{3,4})(?:_R\d+)?\))");
-        std::smatch m;
-        if (std::regex_search(line, m, re))
-            gpu_line(input, k_radv, "vulkan (RADV)", "gfx" + to_lower(m[2].str()), std::string(trim(m[1].str())), true,
-                     new_listing());
+        if (auto gpu = radv_device(line))
+            gpu_line(input, k_radv, "vulkan (RADV)", "gfx" + to_lower(gpu->second), gpu->first, true, new_listing());
         break;
     }
     case Probe::kernel_field: {
-        static const std::regex re(
-            R"((?:[Kk]ernel(?: version| release)?\s*[:=]\s*v?|\(Linux )(\d+\.\d+\.\d+[A-Za-z0-9_.+~-]*))");
-        if (auto v = first_match(line, re)) version("kernel", 4, *v);
+        if (auto v = kernel_field_release(line)) version("kernel", 4, *v);
         break;
     }
     case Probe::gpu_field: {
@@ -449,13 +856,12 @@ void ReportReader::add(const std::string& input, const ProbeHit& hit) {
     }
     case Probe::comfy_arch:
         // ComfyUI prints gcnArchName: the target the runtime shows (an override changes it).
-        if (auto gfx = first_match(line, gfx_re)) gpu_line(input, k_torch, "ComfyUI", *gfx, "", false, new_listing());
+        if (auto gfx = find_gfx_word(line)) gpu_line(input, k_torch, "ComfyUI", *gfx, "", false, new_listing());
         break;
     case Probe::comfy_device: {
         // "Device: cuda:0 <torch.cuda.get_device_name()> : <allocator>": the name of the device
         // whose "AMD arch" line came just before.
-        static const std::regex re(R"(Device: cuda:\d+ (.+) : (?:native|cudaMallocAsync))");
-        const auto name = first_match(line, re).value_or("");
+        const auto name = comfy_device_name(line).value_or("");
         if (name.empty()) break;
         if (!m_gpus.empty() && m_gpus.back().source == "ComfyUI" && m_gpus.back().input == input &&
             m_gpus.back().marketing_name.empty())
@@ -465,11 +871,11 @@ void ReportReader::add(const std::string& input, const ProbeHit& hit) {
     }
     case Probe::torch_print: {
         // "2.3.0+rocm6.0", alone or with torch.version.hip after it on the line.
-        static const std::regex re(R"(^[\s>]*(\S+)(?:[ \t]+(\S+))?\s*$)");
-        std::smatch m;
-        if (!std::regex_match(line, m, re)) break;  // more words: a sentence that starts with a version
-        version("torch", 3, m[1].str());
-        if (m[2].matched && is_hip_version(m[2].str())) version("torch_hip", 2, m[2].str());
+        const auto words = one_or_two_words(line);
+        if (!words) break;  // more words: a sentence that starts with a version
+        version("torch", 3, std::string(words->first));
+        if (!words->second.empty() && is_hip_version(words->second))
+            version("torch_hip", 2, std::string(words->second));
         break;
     }
     case Probe::version_command: {
@@ -484,7 +890,6 @@ void ReportReader::add(const std::string& input, const ProbeHit& hit) {
         const bool torch_ver = line.find("torch.__version__") != std::string::npos;
         if (torch_hip || torch_ver) {
             // One value per line, or both on one line (print(torch.__version__, torch.version.hip)).
-            static const std::regex torch_re(R"(^\d+\.\d+(\.\d+)?[a-z0-9.+]*$)");
             bool have_torch = !torch_ver;
             for (const auto row : out) {
                 bool used = false;
@@ -493,7 +898,7 @@ void ReportReader::add(const std::string& input, const ProbeHit& hit) {
                     if (torch_hip && is_hip_version(w)) {
                         version("torch_hip", 2, std::string(w));
                         used = true;
-                    } else if (!have_torch && std::regex_match(w.begin(), w.end(), torch_re)) {
+                    } else if (!have_torch && is_torch_version(w)) {
                         version("torch", 3, std::string(w));
                         have_torch = used = true;
                     }
@@ -501,11 +906,9 @@ void ReportReader::add(const std::string& input, const ProbeHit& hit) {
                 if (!used) break;  // the output ends at the first line that is not a version
             }
         } else if (line.find(".info/version") != std::string::npos) {
-            static const std::regex re(R"(^\d+\.\d+\.\d+(-\d+)?$)");
-            if (std::regex_match(next.begin(), next.end(), re)) version("rocm", 2, *leading_version(next));
+            if (is_rocm_info_version(next)) version("rocm", 2, *leading_version(next));
         } else if (line.find("uname -r") != std::string::npos) {
-            static const std::regex re(R"(^\d+\.\d+\.\d+[A-Za-z0-9_.+~-]*$)");
-            if (std::regex_match(next.begin(), next.end(), re)) version("kernel", 1, std::string(next));
+            if (is_kernel_release(next)) version("kernel", 1, std::string(next));
         } else {
             // hipconfig --version prints the version alone, hipconfig --full and plain hipconfig
             // "HIP version  : ..." first. HIP's version is the ROCm release's: 6.0.32830 is ROCm 6.0.
@@ -519,16 +922,15 @@ void ReportReader::add(const std::string& input, const ProbeHit& hit) {
     case Probe::agent_list: {
         // One target per line (rocm_agent_enumerator adds gfx000 for the CPU); the list ends
         // at the first other line.
-        static const std::regex re(R"(^(gfx[0-9a-f]{3,4})(:[a-z+:-]*)?$)");
         const std::string source = line.find("rocm_agent_enumerator") != std::string::npos ? "rocm_agent_enumerator"
                                    : line.find("offload-arch") != std::string::npos        ? "offload-arch"
                                                                                            : "amdgpu-arch";
         const int listing = new_listing();
         for (std::size_t k = 1; k < hit.lines.size(); ++k) {
             const std::string row(after(k));
-            std::smatch m;
-            if (!std::regex_match(row, m, re)) break;
-            if (m[1].str() != "gfx000") gpu_line(input, k_agent_list, source, m[1].str(), "", false, listing);
+            const auto target = agent_list_target(row);
+            if (!target) break;
+            if (*target != "gfx000") gpu_line(input, k_agent_list, source, *target, "", false, listing);
         }
         break;
     }
@@ -536,15 +938,13 @@ void ReportReader::add(const std::string& input, const ProbeHit& hit) {
         // "03:00.0 VGA compatible controller: Advanced Micro Devices, Inc. [AMD/ATI] Navi 21
         // [Radeon RX 6800/6800 XT / 6900 XT] (rev c1)"; lspci -nn adds " [0300]" and " [1002:73bf]".
         // One row per PCI address; an address seen again (lspci pasted twice) is the same GPU.
-        static const std::regex re(
-            R"(^(?:([0-9a-f]{2,4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-9a-f]|[0-9a-f]{2}:[0-9a-f]{2}\.[0-9a-f]) )?[^:]*: Advanced Micro Devices, Inc\. \[AMD/ATI\] (.*?)(?: \[1002:[0-9a-f]{4}\])?(?: \(rev [0-9a-f]+\))?\s*$)");
-        std::smatch m;
-        if (!std::regex_match(line, m, re) || !gfx_for_marketing_name(m[2].str())) break;
-        const std::string source = m[1].matched ? "lspci " + m[1].str() : "lspci";
-        const bool seen = m[1].matched && std::any_of(m_gpus.begin(), m_gpus.end(), [&](const Candidate& c) {
-                              return c.source == source && c.input == input;
-                          });
-        if (!seen) gpu_line(input, k_hardware, source, "", m[2].str(), true, listing_of("lspci\n" + input));
+        const auto row = lspci_amd_row(line);
+        if (!row || !gfx_for_marketing_name(row->name)) break;
+        const std::string source = row->address.empty() ? "lspci" : "lspci " + row->address;
+        const bool seen = !row->address.empty() && std::any_of(m_gpus.begin(), m_gpus.end(), [&](const Candidate& c) {
+            return c.source == source && c.input == input;
+        });
+        if (!seen) gpu_line(input, k_hardware, source, "", row->name, true, listing_of("lspci\n" + input));
         break;
     }
     case Probe::video_controllers: {

@@ -1,5 +1,7 @@
 #include "kb/describe.hpp"
 
+#include "util/text.hpp"
+
 #include <fmt/format.h>
 
 #include <array>
@@ -53,7 +55,7 @@ std::string named(const std::string& path) {
 
 std::string scalar(const json& v) {
     if (v.is_string()) return v.get<std::string>();
-    return v.dump();
+    return json_text(v);
 }
 
 std::string list(const json& v) {
@@ -64,7 +66,7 @@ std::string list(const json& v) {
 
 std::string count_words(const Leaf& leaf) {
     if (leaf.value.is_number_integer()) return fmt::format("== {}", leaf.value.get<long long>());
-    return leaf.value.is_string() ? leaf.value.get<std::string>() : leaf.value.dump();
+    return leaf.value.is_string() ? leaf.value.get<std::string>() : json_text(leaf.value);
 }
 
 void walk(const Predicate& p, unsigned depth, std::vector<DescribedLine>& out) {

@@ -1,6 +1,7 @@
 #include "kb/lint.hpp"
 
 #include "kb/predicate.hpp"
+#include "util/text.hpp"
 
 #include <fmt/format.h>
 
@@ -161,7 +162,7 @@ std::vector<LintProblem> lint(const KnowledgeBase& kb, const std::set<std::strin
                 std::string why;
                 for (const auto& ev : found.front().evidence)
                     why += fmt::format("{}{} = {} ({})", why.empty() ? "" : "; ", ev.fact,
-                                       ev.value.is_null() ? "absent" : ev.value.dump(), ev.test);
+                                       ev.value.is_null() ? "absent" : json_text(ev.value), ev.test);
                 add("healthy-fires",
                     fmt::format("fires ({}) on the healthy machine {}: {}", severity_name(e.severity), m.name, why));
             }

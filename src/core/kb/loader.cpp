@@ -150,12 +150,11 @@ std::optional<Problem> parse_leaf(const toml::table& t, Scope scope, Predicate& 
     }
     case LeafOp::matches: {
         if (!operand->is_string()) return wrong_type(key, "a string (a regular expression)", *operand);
-        try {
-            leaf.regex.emplace(leaf.value.get<std::string>(), std::regex::ECMAScript | std::regex::optimize);
-        } catch (const std::regex_error& e) {
+        auto regex = FactRegex::compile(leaf.value.get<std::string>());
+        if (!regex)
             return Problem{line, fmt::format("invalid regular expression \"{}\": {}", leaf.value.get<std::string>(),
-                                             e.what())};
-        }
+                                             regex.error().cause)};
+        leaf.regex = std::move(*regex);
         break;
     }
     case LeafOp::version: {

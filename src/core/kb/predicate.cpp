@@ -1,5 +1,8 @@
 #include "kb/predicate.hpp"
 
+#include "util/hyperscan.hpp"
+#include "util/text.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -8,6 +11,39 @@
 #include <set>
 
 namespace rmcp::kb {
+
+Result<FactRegex> FactRegex::compile(const std::string& pattern) {
+    hs_database_t* db = nullptr;
+    hs_compile_error_t* error = nullptr;
+    // SINGLEMATCH: one match answers the question; ALLOWEMPTY: "" and "x*" match every value,
+    // as they did with std::regex_search.
+    if (hs_compile(pattern.c_str(), HS_FLAG_SINGLEMATCH | HS_FLAG_ALLOWEMPTY, HS_MODE_BLOCK, nullptr, &db, &error) !=
+        HS_SUCCESS) {
+        std::string cause = error && error->message ? error->message : "Hyperscan refused it";
+        hs_free_compile_error(error);
+        return Error{"compiling regular expression", pattern, cause, ExitCode::usage};
+    }
+    FactRegex r;
+    r.m_db = std::shared_ptr<const hs_database>(db, [](const hs_database* d) {
+        hs_free_database(const_cast<hs_database_t*>(d));  // NOLINT(cppcoreguidelines-pro-type-const-cast)
+    });
+    return r;
+}
+
+bool FactRegex::search(std::string_view text) const {
+    if (!m_db) return false;
+    thread_local hyperscan::Scratch scratch;
+    if (hyperscan::alloc_scratch(m_db.get(), scratch) != HS_SUCCESS) return false;
+    // Hyperscan may read up to k_overread bytes past the buffer it is given (hyperscan.hpp):
+    // the value is scanned from a copy that has them.
+    std::string padded;
+    padded.reserve(text.size() + hyperscan::k_overread);
+    padded.append(text);
+    padded.append(hyperscan::k_overread, '\0');
+    const auto on_match = [](unsigned, unsigned long long, unsigned long long, unsigned, void*) -> int { return 1; };
+    return hs_scan(m_db.get(), padded.data(), static_cast<unsigned>(text.size()), 0, scratch.get(), on_match,
+                   nullptr) == HS_SCAN_TERMINATED;
+}
 
 namespace {
 using nlohmann::json;
@@ -141,7 +177,7 @@ bool scalar_equals(const json& fact, const json& want) {
     return false;
 }
 
-std::string value_text(const json& j) { return j.is_string() ? j.get<std::string>() : j.dump(); }
+std::string value_text(const json& j) { return j.is_string() ? j.get<std::string>() : json_text(j); }
 
 std::string test_text(const Leaf& leaf) { return fmt::format("{} {}", leaf_op_name(leaf.op), value_text(leaf.value)); }
 
@@ -155,7 +191,7 @@ bool test_one(const Leaf& leaf, const json& v, const json& facts, std::optional<
         return std::none_of(leaf.value.begin(), leaf.value.end(), [&](const json& w) { return scalar_equals(v, w); });
     case LeafOp::matches: {
         const std::string text = value_text(v);
-        return leaf.regex && std::regex_search(text, *leaf.regex);
+        return leaf.regex && leaf.regex->search(text);
     }
     case LeafOp::version: return v.is_string() && leaf.range && leaf.range->contains(v.get_ref<const std::string&>());
     case LeafOp::gt:

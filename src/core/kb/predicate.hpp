@@ -8,10 +8,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include <memory>
 #include <optional>
-#include <regex>
 #include <string>
+#include <string_view>
 #include <vector>
+
+struct hs_database;  // Hyperscan's database (hs_common.h: typedef struct hs_database hs_database_t)
 
 namespace rmcp::kb {
 
@@ -45,11 +48,26 @@ struct CountTest {
 };
 std::optional<CountTest> parse_count_test(std::string_view text);
 
+// The operand of `matches`, compiled with Hyperscan (block mode, Hyperscan's PCRE subset):
+// matching takes time linear in the fact's length and constant stack, whatever the fact holds.
+// std::regex recursed once per repeated character and a 50 KB PYTORCH_HIP_ALLOC_CONF overflowed
+// the stack (adversarial review 2026-11-28, D3). Copies share the compiled database.
+class FactRegex {
+public:
+    // An error names what Hyperscan refused (unsupported construct, bad syntax).
+    static Result<FactRegex> compile(const std::string& pattern);
+    // Whether the pattern matches somewhere in `text` (any bytes; no UTF-8 assumed).
+    [[nodiscard]] bool search(std::string_view text) const;
+
+private:
+    std::shared_ptr<const hs_database> m_db;
+};
+
 struct Leaf {
     std::string path;  // "gpu.override.relation", "driver.params.cwsr_enable"
     LeafOp op = LeafOp::exists;
     nlohmann::json value;  // the operand as written
-    std::optional<std::regex> regex;
+    std::optional<FactRegex> regex;
     std::optional<VersionRange> range;
     std::optional<CountTest> count;
     unsigned line = 0;

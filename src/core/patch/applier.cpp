@@ -21,7 +21,6 @@
 #include <fcntl.h>
 #include <array>
 #include <filesystem>
-#include <regex>
 #include <set>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -52,7 +51,7 @@ Result<std::string> canonical_in_root(const Root& root, const std::string& logic
 // environment / conda prefix.
 std::optional<std::string> allowlist_refusal(const Root& root, const std::string& p,
                                              const std::map<std::string, std::string>& env) {
-    if (std::regex_match(p, modprobe_pattern())) return std::nullopt;
+    if (is_modprobe_target(p)) return std::nullopt;
     auto env_file = canonical_in_root(root, user_env_file_path(env));
     if (env_file && p == *env_file) return std::nullopt;
     const fs::path path(p);
@@ -157,11 +156,11 @@ std::vector<RestoreFailure> restore_targets(const Root& root, const Transaction&
 std::string incomplete_message(const Root& root, const Transaction& t, const std::vector<RestoreFailure>& failures) {
     std::string files;
     for (const auto& f : failures) files += fmt::format("\n  {}: {}", f.path, f.cause);
-    const std::string root_opt = root.is_live() ? "" : fmt::format(" --root {}", root.base().string());
+    const std::string root_opt = root.is_live() ? "" : " --root " + sh_word(root.base().string());
     return fmt::format("rollback is incomplete; these targets are not restored:{}\n"
                        "  the journal (prior contents and modes) is in {}\n"
                        "  fix the cause above, then run: rmcp{} patch rollback {}",
-                       files, root.host_path(t.journal_dir), root_opt, t.id);
+                       files, root.host_path(t.journal_dir), root_opt, sh_word(t.id));
 }
 
 bool is_system_path(const std::string& p) { return p.rfind("/etc/", 0) == 0; }

@@ -221,8 +221,8 @@ Result<DoctorOutcome> doctor_with_state(const Root& root, const kb::KnowledgeBas
             f.status_detail = t ? fmt::format("fixed by profile.env (transaction {})", t->id) : "fixed by profile.env";
             f.next_command = fmt::format("eval \"$({} env)\"", request.command);
         } else {
-            f.status_detail = fmt::format("fixed when run under `rmcp run --profile {}`", request.profile);
-            f.next_command = fmt::format("eval \"$({} env --profile {})\"", request.command, request.profile);
+            f.status_detail = fmt::format("fixed when run under `rmcp run --profile {}`", sh_word(request.profile));
+            f.next_command = fmt::format("eval \"$({} env --profile {})\"", request.command, sh_word(request.profile));
         }
         out.report.findings.push_back(std::move(f));
     }
@@ -296,7 +296,7 @@ Result<DoctorOutcome> doctor_with_state(const Root& root, const kb::KnowledgeBas
             else
                 f.next_command = fmt::format("{}{} patch apply {}",
                                              root.is_live() && it->second->has_system_targets() ? "sudo " : "",
-                                             request.command, p->id);
+                                             request.command, sh_word(p->id));
             break;
         }
     }

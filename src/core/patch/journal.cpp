@@ -5,6 +5,7 @@
 #include "util/atomic_file.hpp"
 #include "util/strings.hpp"
 #include "util/test_delay.hpp"
+#include "util/text.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -20,7 +21,6 @@
 #include <fcntl.h>
 #include <array>
 #include <filesystem>
-#include <regex>
 #include <set>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -40,7 +40,7 @@ constexpr const char* k_staged_journal = "journal.next.json";
 // The kinds of file rmcp writes, by shape alone (no environment needed): what a journal
 // may name at all. Rollback checks the full allowlist as well.
 bool has_target_shape(const std::string& p) {
-    if (std::regex_match(p, modprobe_pattern())) return true;
+    if (is_modprobe_target(p)) return true;
     if (p.ends_with("/rmcp/profile.env")) return true;
     const fs::path path(p);
     const auto site = path.parent_path().filename();
@@ -133,9 +133,12 @@ bool under(const std::string& path, const std::string& dir) {
     return path.size() > d.size() && path.compare(0, d.size(), d) == 0;
 }
 
-const std::regex& modprobe_pattern() {
-    static const std::regex k_modprobe{"/etc/modprobe\\.d/rmcp-[a-z0-9][a-z0-9-]*\\.conf"};
-    return k_modprobe;
+bool is_modprobe_target(std::string_view path) {
+    constexpr std::string_view k_prefix = "/etc/modprobe.d/rmcp-";
+    constexpr std::string_view k_suffix = ".conf";
+    if (!path.starts_with(k_prefix) || !path.ends_with(k_suffix) || path.size() <= k_prefix.size() + k_suffix.size())
+        return false;
+    return is_lower_name(path.substr(k_prefix.size(), path.size() - k_prefix.size() - k_suffix.size()));
 }
 
 // ---- files inside the root, through descriptors ----------------------------------------
@@ -213,8 +216,9 @@ std::string new_txn_id() {
 }
 
 bool is_txn_id(std::string_view id) {
-    static const std::regex k_id{"[0-9]{8}T[0-9]{6}\\.[0-9]{9}"};
-    return std::regex_match(id.begin(), id.end(), k_id);
+    // [0-9]{8}T[0-9]{6}.[0-9]{9}, as new_txn_id() writes it
+    return id.size() == 25 && all_digits(id.substr(0, 8)) && id[8] == 'T' && all_digits(id.substr(9, 6)) &&
+           id[15] == '.' && all_digits(id.substr(16, 9));
 }
 
 Result<JournalLock> JournalLock::acquire(const Root& root, const std::string& base) {
@@ -256,14 +260,14 @@ std::optional<JournalLock> JournalLock::try_existing(const Root& root, const std
 Status write_journal(const Root& root, const Transaction& t) {
     auto dir = root.open_dir(t.journal_dir);
     if (!dir) return dir.error();
-    return write_owned_at(dir->get(), "journal.json", journal_json(t).dump(2) + "\n", 0600,
+    return write_owned_at(dir->get(), "journal.json", json_text(journal_json(t), 2) + "\n", 0600,
                           root.host_path(t.journal_dir + "/journal.json"));
 }
 
 Status stage_journal(const Root& root, const Transaction& final_state) {
     auto dir = root.open_dir(final_state.journal_dir);
     if (!dir) return dir.error();
-    return write_owned_at(dir->get(), k_staged_journal, journal_json(final_state).dump(2) + "\n", 0600,
+    return write_owned_at(dir->get(), k_staged_journal, json_text(journal_json(final_state), 2) + "\n", 0600,
                           root.host_path(final_state.journal_dir + "/" + k_staged_journal));
 }
 
@@ -331,14 +335,14 @@ Result<Transaction> parse_journal(std::string_view text, std::string_view dir_na
     auto id = string_field("id");
     if (!id) return id.error();
     if (!is_txn_id(*id) || *id != dir_name)
-        return bad(fmt::format("\"id\" {} is not a transaction id or not its directory's name", json(*id).dump()));
+        return bad(fmt::format("\"id\" {} is not a transaction id or not its directory's name", json_text(*id)));
     t.id = *id;
     auto state = string_field("state");
     if (!state) return state.error();
     if (*state == "applying") t.state = TxnState::applying;
     else if (*state == "applied") t.state = TxnState::applied;
     else if (*state == "rolled-back") t.state = TxnState::rolled_back;
-    else return bad(fmt::format("unknown \"state\" {}", json(*state).dump()));
+    else return bad(fmt::format("unknown \"state\" {}", json_text(*state)));
     auto failed = bool_field("failed");
     if (!failed) return failed.error();
     t.failed = *failed;
@@ -361,9 +365,8 @@ Result<Transaction> parse_journal(std::string_view text, std::string_view dir_na
     };
     auto patches = string_list("patches");
     if (!patches) return patches.error();
-    static const std::regex k_patch_id{"[a-z0-9][a-z0-9-]{0,63}"};
     for (const auto& p : *patches)
-        if (!std::regex_match(p, k_patch_id)) return bad(fmt::format("patch id {} is not one", json(p).dump()));
+        if (p.size() > 64 || !is_lower_name(p)) return bad(fmt::format("patch id {} is not one", json_text(p)));
     t.patches = *patches;
 
     // A path a journal may name: absolute, normalised (no "." or ".." or "//"), no NUL.
@@ -388,9 +391,9 @@ Result<Transaction> parse_journal(std::string_view text, std::string_view dir_na
         const auto mode = e.at("mode").get<std::uint64_t>();
         jt.backup = e.at("backup").get<std::string>();
         if (!plain_path(jt.path))
-            return bad(fmt::format("target path {} is not absolute and normalised", json(jt.path).dump()));
+            return bad(fmt::format("target path {} is not absolute and normalised", json_text(jt.path)));
         if (!has_target_shape(jt.path))
-            return bad(fmt::format("target path {} is not a file rmcp writes", json(jt.path).dump()));
+            return bad(fmt::format("target path {} is not a file rmcp writes", json_text(jt.path)));
         if (!seen.insert(jt.path).second) return bad(fmt::format("target {} appears twice", jt.path));
         if (mode > 07777) return bad(fmt::format("mode of {} is not a permission mode (0 to 07777)", jt.path));
         jt.mode = static_cast<std::uint32_t>(mode);
@@ -398,7 +401,7 @@ Result<Transaction> parse_journal(std::string_view text, std::string_view dir_na
         const std::string expected = jt.existed ? fmt::format("{}.orig", index) : std::string();
         if (jt.backup != expected)
             return bad(
-                fmt::format("backup of {} must be {}", jt.path, expected.empty() ? "empty" : json(expected).dump()));
+                fmt::format("backup of {} must be {}", jt.path, expected.empty() ? "empty" : json_text(expected)));
         t.targets.push_back(std::move(jt));
     }
     auto dirs = string_list("created_dirs");
@@ -407,8 +410,7 @@ Result<Transaction> parse_journal(std::string_view text, std::string_view dir_na
         const bool above_a_target =
             std::any_of(t.targets.begin(), t.targets.end(), [&](const JournalTarget& jt) { return under(jt.path, d); });
         if (!plain_path(d) || !above_a_target)
-            return bad(
-                fmt::format("created directory {} is not a normalised directory above a target", json(d).dump()));
+            return bad(fmt::format("created directory {} is not a normalised directory above a target", json_text(d)));
     }
     t.created_dirs = *dirs;
     return t;

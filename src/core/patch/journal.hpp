@@ -14,7 +14,6 @@
 #include <cstdint>
 #include <map>
 #include <optional>
-#include <regex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,8 +25,8 @@ extern const std::size_t k_target_limit;
 
 // `path` is strictly below `dir`.
 bool under(const std::string& path, const std::string& dir);
-// /etc/modprobe.d/rmcp-<name>.conf
-const std::regex& modprobe_pattern();
+// /etc/modprobe.d/rmcp-<name>.conf, <name> as patch.cpp allows it ([a-z0-9][a-z0-9-]*).
+bool is_modprobe_target(std::string_view path);
 
 struct FileState {
     std::string content;

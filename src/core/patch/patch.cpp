@@ -2,13 +2,13 @@
 #include "patch/patch.hpp"
 
 #include "patch/profile.hpp"
+#include "util/strings.hpp"
 #include "util/toml_read.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <fstream>
-#include <regex>
 #include <set>
 #include <sstream>
 
@@ -90,8 +90,9 @@ Result<Operation> parse_operation(const toml::table& t, const std::string& file,
         auto mfile = toml_read::opt_string(t, "file", file);
         if (!mfile) return mfile.error();
         op.file = mfile->value_or("");
-        static const std::regex k_modprobe_name{"rmcp-[a-z0-9][a-z0-9-]*\\.conf"};
-        if (!op.file.empty() && !std::regex_match(op.file, k_modprobe_name))
+        const std::string_view name(op.file);
+        if (!op.file.empty() && !(name.starts_with("rmcp-") && name.ends_with(".conf") && name.size() > 10 &&
+                                  is_lower_name(name.substr(5, name.size() - 10))))
             return data_error(file, line_of(*t.get("file")), "'file' must be named rmcp-<name>.conf");
         auto params = toml_read::opt_string_table(t, "params", file);
         if (!params) return params.error();
@@ -183,8 +184,8 @@ Result<Patch> parse_patch(std::string_view text, const std::string& file) {
         if (!v) return v.error();
         *field = *v;
     }
-    static const std::regex k_patch_id{"[a-z0-9][a-z0-9-]*[a-z0-9]"};  // built on first use, not at start-up
-    if (!std::regex_match(p.id, k_patch_id))
+    // [a-z0-9][a-z0-9-]*[a-z0-9]
+    if (p.id.size() < 2 || !is_lower_name(p.id) || p.id.back() == '-')
         return data_error(file, line_of(*t.get("id")),
                           fmt::format("patch id '{}' must be lower-case words joined by '-'", p.id));
     static const std::set<std::string> k_evidence{"vendor-confirmed", "user-confirmed", "reported", "hypothesis"};

@@ -11,7 +11,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <regex>
 #include <set>
 #include <sstream>
 
@@ -287,20 +286,24 @@ std::string advisory_text(const Operation& op, const PlanContext& ctx) {
 
 Result<std::string> expand_placeholders(const std::string& value, const std::map<std::string, std::string>& vars,
                                         const Patch& p) {
-    static const std::regex k_placeholder{"\\{([a-z_]+)\\}"};
+    // Each "{name}", name in [a-z_]+, leftmost first; any other '{' is text.
     std::string out;
-    auto begin = std::sregex_iterator(value.begin(), value.end(), k_placeholder);
     std::size_t last = 0;
-    for (auto it = begin; it != std::sregex_iterator(); ++it) {
-        const auto& m = *it;
-        const auto found = vars.find(m[1].str());
+    for (std::size_t i = 0; i < value.size(); ++i) {
+        if (value[i] != '{') continue;
+        std::size_t j = i + 1;
+        while (j < value.size() && ((value[j] >= 'a' && value[j] <= 'z') || value[j] == '_')) ++j;
+        if (j == i + 1 || j >= value.size() || value[j] != '}') continue;
+        const std::string name = value.substr(i + 1, j - i - 1);
+        const auto found = vars.find(name);
         if (found == vars.end())
             return Error{"planning patch", p.id,
-                         fmt::format("it needs {{{}}}, which this machine's facts do not give", m[1].str()),
+                         fmt::format("it needs {{{}}}, which this machine's facts do not give", name),
                          ExitCode::environment};
-        out += value.substr(last, static_cast<std::size_t>(m.position(0)) - last);
+        out += value.substr(last, i - last);
         out += found->second;
-        last = static_cast<std::size_t>(m.position(0) + m.length(0));
+        last = j + 1;
+        i = j;
     }
     out += value.substr(last);
     return out;

@@ -38,6 +38,14 @@ Result<Profile> parse_profile(std::string_view text, const std::string& file) {
     auto name = detail::req_string(t, "name", file, 1);
     if (!name) return name.error();
     p.name = *name;
+    // A profile name goes into commands printed for pasting (`eval "$(rmcp env --profile NAME)"`)
+    // and into file names: the patch-id alphabet plus '.' and '_' (the shipped names use
+    // [a-z-]), at most 64 bytes. A user's profile named "fix;touch X;" or "../../etc" is
+    // refused here, naming the file (adversarial review 2026-11-28, D16).
+    if (p.name.size() > 64 || !is_lower_name(p.name, "._-"))
+        return data_error(file, line_of(*t.get("name")),
+                          fmt::format("profile name '{}' must be 1 to 64 of [a-z0-9._-], starting with [a-z0-9]",
+                                      p.name));
     auto description = detail::req_string(t, "description", file, 1);
     if (!description) return description.error();
     p.description = *description;

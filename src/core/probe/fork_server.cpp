@@ -1,6 +1,7 @@
 #include "probe/fork_server.hpp"
 
 #include "process/spawn.hpp"
+#include "util/text.hpp"
 
 #include <fmt/format.h>
 
@@ -322,7 +323,7 @@ Result<ChildRun> ForkServer::run_child(nlohmann::json request, std::chrono::mill
     if (!made) return os_error("creating pipes for", "a probe child", made_errno);
     const long id = ++m_next_id;
     request["id"] = id;
-    const std::string text = request.dump();
+    const std::string text = json_text(request);
 
     // The write ends travel to the server with the request; the child gets them as 1 and 2.
     iovec iov{const_cast<char*>(text.data()), text.size()};

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "util/strings.hpp"
+#include "util/text.hpp"
 
 #include <algorithm>
 #include <array>
@@ -21,7 +22,7 @@ std::array<std::size_t, 3> count_by_severity(const kb::DoctorReport& r) {
 
 std::string value_text(const nlohmann::json& v) {
     if (v.is_null()) return "absent";
-    return v.is_string() ? v.get<std::string>() : v.dump();
+    return v.is_string() ? v.get<std::string>() : json_text(v);
 }
 
 std::string gpu_label(const Finding& f) {

@@ -1,5 +1,7 @@
 #include "render/explain_render.hpp"
 
+#include "util/text.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -39,8 +41,8 @@ std::string render_text(const ExplainReport& report, const Style& style) {
         if (d.facts_only) where = "no log line; the reporter's machine";
         out += fmt::format("   at: {}\n", where);
         for (const auto& ev : d.evidence)
-            out += fmt::format("   evidence: {} = {} ({})\n", ev.fact, ev.value.is_null() ? "absent" : ev.value.dump(),
-                               ev.test);
+            out += fmt::format("   evidence: {} = {} ({})\n", ev.fact,
+                               ev.value.is_null() ? "absent" : json_text(ev.value), ev.test);
         out += fmt::format("   why here: {}\n", d.reason);
         const auto first = std::find_if(d.occurrences.begin(), d.occurrences.end(),
                                         [](const Occurrence& o) { return !o.excerpt.empty(); });

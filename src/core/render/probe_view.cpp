@@ -1,5 +1,7 @@
 #include "render/probe_view.hpp"
 
+#include "util/text.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -86,7 +88,7 @@ bool opt_bool(const nlohmann::json& j, std::string_view key) {
 std::string scalar_text(const nlohmann::json& v) {
     if (v.is_string()) return v.get<std::string>();
     if (v.is_null()) return "-";
-    return v.dump();
+    return json_text(v);
 }
 
 CellClass class_of(std::string_view outcome) {
@@ -472,7 +474,8 @@ Result<std::string> render_html(const nlohmann::json& result, const std::string&
         if (b.contains("fastest") && b["fastest"].is_array()) fact("fastest passing configuration", list("fastest"));
         if (b.contains("note") && b["note"].is_string()) fact("note", b["note"].get<std::string>());
         const auto runs = [&](std::string_view key) {
-            return b.contains(key) && b[std::string(key)].is_number() ? b[std::string(key)].dump() : std::string("?");
+            return b.contains(key) && b[std::string(key)].is_number() ? json_text(b[std::string(key)])
+                                                                      : std::string("?");
         };
         fact("child runs", fmt::format("{} search + {} verify + {} timing", runs("search_runs"), runs("verify_runs"),
                                        runs("fastest_runs")));
@@ -509,10 +512,11 @@ Result<std::string> render_html(const nlohmann::json& result, const std::string&
                            html_escape(env.empty() ? "(no variables: the default configuration)\n" : env));
     }
     out += "</section>\n";
-    out += fmt::format("<footer>Written by rmcp probe from {}. {} child runs.</footer>\n</body>\n</html>\n",
-                       html_escape(source),
-                       result.contains("child_runs") && result["child_runs"].is_number() ? result["child_runs"].dump()
-                                                                                         : std::string("?"));
+    out +=
+        fmt::format("<footer>Written by rmcp probe from {}. {} child runs.</footer>\n</body>\n</html>\n",
+                    html_escape(source),
+                    result.contains("child_runs") && result["child_runs"].is_number() ? json_text(result["child_runs"])
+                                                                                      : std::string("?"));
     return out;
 }
 

@@ -10,6 +10,7 @@
 
 #include "util/strings.hpp"
 #include "util/unique_fd.hpp"
+#include "util/text.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -279,7 +280,11 @@ private:
         m_la.entry_set_perm(e, mode);
         m_la.entry_set_size(e, static_cast<la_int64_t>(content.size()));
         if (!link_target.empty()) m_la.entry_set_symlink(e, link_target.c_str());
-        m_ok = m_la.write_header(m_archive, e) == ARCHIVE_OK;
+        // ARCHIVE_WARN: a name that is not text in the current locale (rmcp runs in "C", so any
+        // byte >= 0x80) cannot be translated for pax's UTF-8 header; libarchive then stores
+        // the bytes as they are (hdrcharset=BINARY), which is what unpacking must give back.
+        const int header = m_la.write_header(m_archive, e);
+        m_ok = header == ARCHIVE_OK || header == ARCHIVE_WARN;
         if (m_ok && !content.empty())
             m_ok =
                 m_la.write_data(m_archive, content.data(), content.size()) == static_cast<la_ssize_t>(content.size());
@@ -502,7 +507,7 @@ bool looks_binary(std::string_view bytes) {
 
 Result<SnapshotSummary> list_snapshot(const Root& root) {
     auto [plan, facts] = make_plan(root);
-    return summarise(plan, meta_text(plan), facts_to_json(facts).dump(2) + "\n");
+    return summarise(plan, meta_text(plan), json_text(facts_to_json(facts), 2) + "\n");
 }
 
 Result<SnapshotSummary> write_snapshot(const Root& root, const fs::path& output, const nlohmann::json& stamp) {
@@ -512,7 +517,7 @@ Result<SnapshotSummary> write_snapshot(const Root& root, const fs::path& output,
     const std::string meta = meta_text(plan);
     auto facts_doc = facts_to_json(facts);
     facts_doc.update(stamp);
-    const std::string facts_json = facts_doc.dump(2) + "\n";
+    const std::string facts_json = json_text(facts_doc, 2) + "\n";
     std::string bytes;
     {
         ArchiveWriter w(**la, bytes);

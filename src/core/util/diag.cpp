@@ -1,5 +1,7 @@
 #include "util/diag.hpp"
 
+#include "util/text.hpp"
+
 #include <fmt/core.h>
 
 namespace rmcp {
@@ -19,11 +21,13 @@ void Diagnostics::report(MessageLevel severity, std::string_view message) {
     if (severity == MessageLevel::warning) ++m_warnings;
     // -q silences notes and warnings, never errors.
     if (m_verbosity == Verbosity::quiet && severity != MessageLevel::error) return;
-    fmt::print(m_out, "rmcp: {}: {}\n", label(severity), message);
+    // Messages name paths, arguments and values from input: shown through the one terminal-safe
+    // path (util/text.hpp). Some are several lines by design (a rollback's list of files).
+    fmt::print(m_out, "rmcp: {}: {}\n", label(severity), terminal_safe(message, Shown::lines));
 }
 
 void Diagnostics::verbose(std::string_view message) {
-    if (m_verbosity == Verbosity::verbose) fmt::print(m_out, "rmcp: note: {}\n", message);
+    if (m_verbosity == Verbosity::verbose) fmt::print(m_out, "rmcp: note: {}\n", terminal_safe(message, Shown::lines));
 }
 
 }  // namespace rmcp

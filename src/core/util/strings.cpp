@@ -140,6 +140,25 @@ std::string_view basename(std::string_view path) {
     return slash == std::string_view::npos ? path : path.substr(slash + 1);
 }
 
+bool is_lower_name(std::string_view s, std::string_view also) {
+    const auto lower_or_digit = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+    if (s.empty() || !lower_or_digit(s.front())) return false;
+    return std::all_of(s.begin() + 1, s.end(),
+                       [&](char c) { return lower_or_digit(c) || also.find(c) != std::string_view::npos; });
+}
+
+bool all_digits(std::string_view s) {
+    return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+std::string sh_word(std::string_view word) {
+    const bool plain = !word.empty() && std::all_of(word.begin(), word.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+               std::string_view("/._+-=:,@").find(c) != std::string_view::npos;
+    });
+    return plain ? std::string(word) : sh_quote(word);
+}
+
 std::string sh_quote(std::string_view word) {
     std::string out = "'";
     for (const char c : word) {

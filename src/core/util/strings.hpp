@@ -23,6 +23,13 @@ std::optional<std::int64_t> parse_i64(std::string_view s);
 // byte a supervised run prints, so it is vectorised (16 bytes per step, ~10x std::count).
 std::size_t count_byte(std::string_view s, char c);
 
+// A name in rmcp's conservative alphabet: not empty, the first byte in [a-z0-9], every other
+// in [a-z0-9] or in `also`. Patch ids, profile names, transaction parts: names that end up in
+// file names and in commands printed for pasting, so nothing a shell or a path treats specially.
+bool is_lower_name(std::string_view s, std::string_view also = "-");
+// Not empty, and every byte in [0-9].
+bool all_digits(std::string_view s);
+
 // The pieces of `s` between the separators, empty ones included ("a,,b" -> a, "", b);
 // views into `s`.
 std::vector<std::string_view> split(std::string_view s, char sep);
@@ -38,6 +45,10 @@ std::string_view basename(std::string_view path);
 // inside single quotes, so ' is written '\''); fish (inside single quotes only \\ and \' are
 // escapes: https://fishshell.com/docs/current/language.html#quotes).
 std::string sh_quote(std::string_view word);
+// One word of a command printed for the user to paste (the one helper for them: docs/security.md,
+// "Commands for pasting"): as it is when every byte is one no POSIX shell treats specially
+// ([A-Za-z0-9] and / . _ + - = : , @) and it is not empty, else sh_quote()d.
+std::string sh_word(std::string_view word);
 std::string fish_quote(std::string_view word);
 
 }  // namespace rmcp
