@@ -496,13 +496,12 @@ void add_completions_command(CLI::App& app, Context& ctx, Action& action) {
         ->type_name("SHELL");
     cmd->footer("Installed packages put them where the shells look; by hand: source <(rmcp completions bash),\n"
                 "source <(rmcp completions zsh) after compinit, or rmcp completions fish | source.");
-    cmd->callback([&app, &action] {
-        action = [&app] {
-            fmt::print("{}", render_completions(app, shell));
+    cmd->callback([&app, &ctx, &action] {
+        action = [&app, &ctx] {
+            ctx.out.print("{}", render_completions(app, shell));
             return 0;
         };
     });
-    (void)ctx;
 }
 
 }  // namespace rmcp::cli

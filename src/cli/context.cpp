@@ -1,5 +1,6 @@
 #include "context.hpp"
 
+#include "util/atomic_file.hpp"
 #include "util/strings.hpp"
 
 #include "install_paths.hpp"
@@ -69,10 +70,18 @@ Result<OutputFormat> Context::format(std::initializer_list<OutputFormat> allowed
 int fail(Context& ctx, const Error& error) {
     ctx.diag.error(error);
     if (ctx.options.format == "json") {
-        fmt::print("{}\n", nlohmann::json{{"error", error_json(error)}}.dump(2));
-        std::fflush(stdout);
+        // Not when stdout itself is what failed: nothing would read it.
+        if (ctx.out.error() == 0) ctx.out.print("{}\n", nlohmann::json{{"error", error_json(error)}}.dump(2));
     }
     return static_cast<int>(error.code);
+}
+
+Status write_output(Context& ctx, const std::string& path, std::string_view content) {
+    if (path.empty() || path == "-") {
+        ctx.out.write(content);
+        return ok_status();
+    }
+    return write_file_atomic(path, content);
 }
 
 nlohmann::json error_json(const Error& error) {

@@ -5,6 +5,7 @@
 #include "util/style.hpp"
 #include "root/root.hpp"
 #include "util/diag.hpp"
+#include "util/standard_output.hpp"
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -32,6 +33,9 @@ class Context {
 public:
     GlobalOptions options;
     Diagnostics diag;
+    // Everything a command prints on stdout goes through here (util/standard_output.hpp):
+    // a failed write becomes exit 3 when the command ends (run_cli.cpp).
+    StandardOutput& out = standard_output();
 
     // Opens --root (default "/"); prints the error and returns nullopt on failure.
     Result<Root> open_root() const;
@@ -88,6 +92,10 @@ std::string render_completions(CLI::App& app, std::string_view shell);
 // Prints an error in the one message shape and returns its exit code. With --format json
 // it is also one {"error": {...}} object on stdout (docs/exit-codes.md, "Errors as data").
 int fail(Context& ctx, const Error& error);
+// A command's output document: to stdout when `path` is empty or "-", else to the file
+// through write_file_atomic (util/atomic_file.hpp: regular files only, replaced atomically).
+Status write_output(Context& ctx, const std::string& path, std::string_view content);
+
 // {"doing", "path", "cause", "exit_code"}: the error object of --format json.
 nlohmann::json error_json(const Error& error);
 

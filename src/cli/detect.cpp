@@ -21,9 +21,9 @@ void add_detect_command(CLI::App& app, Context& ctx, Action& action) {
             if (!root) return fail(ctx, root.error());
             const Facts facts = detect(*root);
             switch (*format) {
-            case OutputFormat::json: fmt::print("{}", json_output(ctx, facts_to_json(facts))); break;
-            case OutputFormat::nfd: fmt::print("{}", render_facts_nfd(facts)); break;
-            default: fmt::print("{}", render_facts_text(facts, ctx.style())); break;
+            case OutputFormat::json: ctx.out.print("{}", json_output(ctx, facts_to_json(facts))); break;
+            case OutputFormat::nfd: ctx.out.print("{}", render_facts_nfd(facts)); break;
+            default: ctx.out.print("{}", render_facts_text(facts, ctx.style())); break;
             }
             return 0;
         };

@@ -117,7 +117,7 @@ int do_env(Context& ctx, const EnvOptions& eo) {
         else if (eo.shell == "dotenv") out += fmt::format("{}={}\n", k, dotenv_quote(v));
         else out += fmt::format("export {}={}\n", k, sh_quote(v));
     }
-    fmt::print("{}", out);
+    ctx.out.print("{}", out);
     return 0;
 }
 

@@ -37,8 +37,8 @@ int list_entries(Context& ctx) {
     if (!format) return fail(ctx, format.error());
     const auto kb = kb::load(ctx.kb_dir());
     if (!kb) return fail(ctx, kb.error());
-    if (*format == OutputFormat::json) fmt::print("{}\n", kb_list_json(*kb).dump(2));
-    else fmt::print("{}", render_kb_list_text(*kb, ctx.style()));
+    if (*format == OutputFormat::json) ctx.out.print("{}\n", kb_list_json(*kb).dump(2));
+    else ctx.out.print("{}", render_kb_list_text(*kb, ctx.style()));
     return 0;
 }
 
@@ -51,8 +51,8 @@ int show_entry(Context& ctx, const KbOptions& o) {
     if (!e)
         return fail(ctx, Error{"looking up knowledge-base entry", o.id, "no such entry (see `rmcp kb list`)",
                                ExitCode::usage});
-    if (*format == OutputFormat::json) fmt::print("{}\n", kb_show_json(*e).dump(2));
-    else fmt::print("{}", render_kb_show_text(*e, ctx.style()));
+    if (*format == OutputFormat::json) ctx.out.print("{}\n", kb_show_json(*e).dump(2));
+    else ctx.out.print("{}", render_kb_show_text(*e, ctx.style()));
     return 0;
 }
 
@@ -115,8 +115,8 @@ int do_lint(Context& ctx, const KbOptions& o) {
         names.push_back(healthy.back().name);
     }
     const auto problems = kb::lint(*kb, &ids, healthy);
-    if (*format == OutputFormat::json) fmt::print("{}\n", kb_lint_json(problems, kb->entries.size(), names).dump(2));
-    else fmt::print("{}", render_kb_lint_text(problems, kb->entries.size(), names, ctx.style()));
+    if (*format == OutputFormat::json) ctx.out.print("{}\n", kb_lint_json(problems, kb->entries.size(), names).dump(2));
+    else ctx.out.print("{}", render_kb_lint_text(problems, kb->entries.size(), names, ctx.style()));
     return problems.empty() ? 0 : static_cast<int>(ExitCode::findings);
 }
 

@@ -84,15 +84,15 @@ int list_patches(Context& ctx, const PatchOptions& po) {
     if (*format == OutputFormat::json) {
         nlohmann::json out{{"schema_version", 1}, {"patches", nlohmann::json::array()}};
         for (const auto& p : set->patches) out["patches"].push_back(render::patch_json(p));
-        fmt::print("{}", json_output(ctx, out));
+        ctx.out.print("{}", json_output(ctx, out));
         return 0;
     }
     std::size_t width = 2;
     for (const auto& p : set->patches) width = std::max(width, p.id.size());
-    fmt::print("{:<{}}  {:<16}  {:<10}  {}\n", "ID", width, "EVIDENCE", "REVERSIBLE", "TITLE");
+    ctx.out.print("{:<{}}  {:<16}  {:<10}  {}\n", "ID", width, "EVIDENCE", "REVERSIBLE", "TITLE");
     for (const auto& p : set->patches)
-        fmt::print("{:<{}}  {:<16}  {:<10}  {}\n", p.id, width, p.evidence, p.fully_reversible() ? "yes" : "partly",
-                   p.title);
+        ctx.out.print("{:<{}}  {:<16}  {:<10}  {}\n", p.id, width, p.evidence, p.fully_reversible() ? "yes" : "partly",
+                      p.title);
     return 0;
 }
 
@@ -108,22 +108,22 @@ int show_patch(Context& ctx, const PatchOptions& po) {
     if (*format == OutputFormat::json) {
         auto j = render::patch_json(*p);
         j["schema_version"] = 1;
-        fmt::print("{}", json_output(ctx, j));
+        ctx.out.print("{}", json_output(ctx, j));
         return 0;
     }
-    fmt::print("{}: {}\n\nwhy:        {}\ncost:       {}\nevidence:   {}\nreversible: {}\n", p->id, p->title, p->why,
-               p->cost, p->evidence,
-               p->fully_reversible() ? "yes: `rmcp patch rollback` restores every file"
-                                     : "partly: rollback restores files; advisory steps are yours to undo");
-    fmt::print("\noperations:\n");
+    ctx.out.print("{}: {}\n\nwhy:        {}\ncost:       {}\nevidence:   {}\nreversible: {}\n", p->id, p->title, p->why,
+                  p->cost, p->evidence,
+                  p->fully_reversible() ? "yes: `rmcp patch rollback` restores every file"
+                                        : "partly: rollback restores files; advisory steps are yours to undo");
+    ctx.out.print("\noperations:\n");
     unsigned n = 0;
     for (const auto& op : p->operations) {
-        fmt::print("  {}. {}\n", ++n, render::describe_operation(op));
-        if (!op.note.empty()) fmt::print("     note: {}\n", op.note);
+        ctx.out.print("  {}. {}\n", ++n, render::describe_operation(op));
+        if (!op.note.empty()) ctx.out.print("     note: {}\n", op.note);
     }
     if (!p->references.empty()) {
-        fmt::print("\nreferences:\n");
-        for (const auto& r : p->references) fmt::print("  {}\n", r);
+        ctx.out.print("\nreferences:\n");
+        for (const auto& r : p->references) ctx.out.print("  {}\n", r);
     }
     return 0;
 }
@@ -142,8 +142,8 @@ int do_plan(Context& ctx, const PatchOptions& po) {
     for (const auto& s : plan->steps)
         if (!s.target.empty())
             if (auto t = patch::resolve_target(*root, s.target, env); !t) return fail(ctx, t.error());
-    if (*format == OutputFormat::json) fmt::print("{}", json_output(ctx, render::plan_json(*plan)));
-    else fmt::print("{}", render::render_plan(*plan));
+    if (*format == OutputFormat::json) ctx.out.print("{}", json_output(ctx, render::plan_json(*plan)));
+    else ctx.out.print("{}", render::render_plan(*plan));
     return 0;
 }
 
@@ -186,9 +186,9 @@ int do_rollback(Context& ctx, const PatchOptions& po) {
         ctx.diag.note(po.txn.empty() ? "nothing to roll back" : "that transaction is already rolled back");
         return 0;
     }
-    fmt::print("rolled back transaction {} ({})\n", (*done)->id, fmt::join((*done)->patches, " "));
+    ctx.out.print("rolled back transaction {} ({})\n", (*done)->id, fmt::join((*done)->patches, " "));
     for (const auto& t : (*done)->targets)
-        fmt::print("  {} {}\n", t.existed ? "restored" : "removed", shown_path(*root, t.path));
+        ctx.out.print("  {} {}\n", t.existed ? "restored" : "removed", shown_path(*root, t.path));
     return 0;
 }
 
@@ -221,23 +221,23 @@ int do_status(Context& ctx) {
                             {"error", t.corrupt.empty() ? nlohmann::json(nullptr) : nlohmann::json(t.corrupt)},
                             {"targets", targets}});
         }
-        fmt::print("{}", json_output(ctx, nlohmann::json{{"schema_version", 1}, {"transactions", txns}}));
+        ctx.out.print("{}", json_output(ctx, nlohmann::json{{"schema_version", 1}, {"transactions", txns}}));
         return 0;
     }
     if (all->empty()) {
-        fmt::print("no transactions\n");
+        ctx.out.print("no transactions\n");
         return 0;
     }
     for (const auto& t : *all) {
-        fmt::print("{}  {:<18}  {}\n", t.id, state_word(t), fmt::join(t.patches, " "));
+        ctx.out.print("{}  {:<18}  {}\n", t.id, state_word(t), fmt::join(t.patches, " "));
         for (const auto& jt : t.targets)
-            fmt::print("    {}{}\n", shown_path(*root, jt.path), jt.existed ? "" : " (new)");
+            ctx.out.print("    {}{}\n", shown_path(*root, jt.path), jt.existed ? "" : " (new)");
         if (t.interrupted())
-            fmt::print("    interrupted: run `{} patch rollback {}` to restore every file (journal {})\n",
-                       command_prefix(ctx), t.id, root->host_path(t.journal_dir));
+            ctx.out.print("    interrupted: run `{} patch rollback {}` to restore every file (journal {})\n",
+                          command_prefix(ctx), t.id, root->host_path(t.journal_dir));
         if (!t.corrupt.empty())
-            fmt::print("    corrupt journal {}: {}; it is not trusted and is skipped\n",
-                       root->host_path(t.journal_dir + "/journal.json"), t.corrupt);
+            ctx.out.print("    corrupt journal {}: {}; it is not trusted and is skipped\n",
+                          root->host_path(t.journal_dir + "/journal.json"), t.corrupt);
     }
     return 0;
 }
@@ -263,7 +263,7 @@ int apply_patches(Context& ctx, const ApplyRequest& request) {
                                    "refusing without confirmation: stdin is not a terminal; review it with "
                                    "`rmcp patch plan`, then pass --yes",
                                    ExitCode::usage});
-        fmt::print(stderr, "{}\nApply {} change(s)? [y/N] ", render::render_plan(*plan), plan->writes());
+        ctx.diag.raw(fmt::format("{}\nApply {} change(s)? [y/N] ", render::render_plan(*plan), plan->writes()));
         std::string answer;
         std::getline(std::cin, answer);
         if (answer != "y" && answer != "Y" && answer != "yes") {
@@ -286,16 +286,16 @@ int apply_patches(Context& ctx, const ApplyRequest& request) {
                            {"rollback", rollback.empty() ? nlohmann::json() : nlohmann::json(rollback)},
                            {"verify", prefix + " doctor"}};
         for (const auto& [k, v] : request.extra.items()) out[k] = v;
-        fmt::print("{}", json_output(ctx, out));
+        ctx.out.print("{}", json_output(ctx, out));
         return 0;
     }
-    if (outcome->txn_id.empty()) fmt::print("nothing to write: every file operation is already in effect\n");
-    else fmt::print("applied transaction {}\n", outcome->txn_id);
-    for (const auto& w : outcome->written) fmt::print("  wrote {}\n", shown_path(*root, w));
-    for (const auto& s : outcome->skipped) fmt::print("  already in effect: {}\n", shown_path(*root, s));
+    if (outcome->txn_id.empty()) ctx.out.print("nothing to write: every file operation is already in effect\n");
+    else ctx.out.print("applied transaction {}\n", outcome->txn_id);
+    for (const auto& w : outcome->written) ctx.out.print("  wrote {}\n", shown_path(*root, w));
+    for (const auto& s : outcome->skipped) ctx.out.print("  already in effect: {}\n", shown_path(*root, s));
     if (const auto adv = advisories(*plan); !adv.empty())
-        fmt::print("run these yourself (rmcp never runs them):\n{}", adv);
-    if (!rollback.empty()) fmt::print("undo with: {}\n", rollback);
+        ctx.out.print("run these yourself (rmcp never runs them):\n{}", adv);
+    if (!rollback.empty()) ctx.out.print("undo with: {}\n", rollback);
     // How to check it worked, on stderr: stdout stays what a script reads.
     ctx.diag.note(fmt::format("verify with: {} doctor", prefix));
     return 0;

@@ -45,10 +45,9 @@ void print_progress(Context& ctx, const probe::ProgressEvent& e) {
     if (e.eta_s && e.index < e.total) counter += ", ETA " + clock_time(*e.eta_s);
     counter += "]";
     const std::string config = e.phase == "baseline" ? "" : fmt::format("{} {{{}}} ", e.phase, e.configuration->key());
-    fmt::print(stderr, "{} {}{} {} {} {} … {}\n", counter, config, e.scenario->id,
-               probe::direction_tag(e.scenario->direction), probe::dtype_tag(e.scenario->dtype), e.scenario->op,
-               probe::describe(*e.result));
-    std::fflush(stderr);
+    ctx.diag.raw(fmt::format("{} {}{} {} {} {} … {}\n", counter, config, e.scenario->id,
+                             probe::direction_tag(e.scenario->direction), probe::dtype_tag(e.scenario->dtype),
+                             e.scenario->op, probe::describe(*e.result)));
 }
 
 Status write_html(Context& ctx, const nlohmann::json& result, const std::string& file, const std::string& source) {
@@ -63,13 +62,13 @@ Status write_html(Context& ctx, const nlohmann::json& result, const std::string&
 // JSON as is; text as the grid on a terminal, as a list elsewhere (pipes, files, tests).
 Status print_result(Context& ctx, OutputFormat format, const nlohmann::json& result) {
     if (format == OutputFormat::json) {
-        fmt::print("{}", json_output(ctx, result));
+        ctx.out.print("{}", json_output(ctx, result));
         return ok_status();
     }
     const auto layout = ::isatty(STDOUT_FILENO) == 1 ? probe::TextLayout::grid : probe::TextLayout::list;
     auto text = probe::render_summary_text(result, ctx.style(), layout);
     if (!text) return text.error();
-    fmt::print("{}", *text);
+    ctx.out.print("{}", *text);
     return ok_status();
 }
 

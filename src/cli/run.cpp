@@ -27,24 +27,24 @@ void print_plan(Context& ctx, OutputFormat format, const std::vector<run::Rung>&
                                 {"hide_gpu", rung.hide_gpu},
                                 {"env", env}});
         }
-        fmt::print("{}", json_output(ctx, nlohmann::json{{"schema_version", 1},
-                                                         {"profile", attempts.front()["profile"]},
-                                                         {"attempts", attempts},
-                                                         {"argv", argv}}));
+        ctx.out.print("{}", json_output(ctx, nlohmann::json{{"schema_version", 1},
+                                                            {"profile", attempts.front()["profile"]},
+                                                            {"attempts", attempts},
+                                                            {"argv", argv}}));
         return;
     }
     std::size_t n = 0;
     for (const auto& rung : plan) {
-        fmt::print("attempt {}: profile {}{}\n", ++n, rung.profile.empty() ? "(none)" : rung.profile,
-                   rung.hide_gpu ? " (GPU hidden)" : "");
+        ctx.out.print("attempt {}: profile {}{}\n", ++n, rung.profile.empty() ? "(none)" : rung.profile,
+                      rung.hide_gpu ? " (GPU hidden)" : "");
         for (const auto& c : rung.env) {
-            if (c.value) fmt::print("  set {}={}\n", c.name, *c.value);
-            else fmt::print("  unset {}\n", c.name);
+            if (c.value) ctx.out.print("  set {}={}\n", c.name, *c.value);
+            else ctx.out.print("  unset {}\n", c.name);
         }
     }
     std::string shown;
     for (const auto& a : argv) shown += (shown.empty() ? "" : " ") + a;
-    fmt::print("argv: {}\n", shown);
+    ctx.out.print("argv: {}\n", shown);
 }
 
 int run_command(Context& ctx, run::CommandRequest request) {

@@ -7,6 +7,8 @@
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
+#include <unistd.h>
+
 namespace rmcp::cli {
 
 namespace {
@@ -21,12 +23,12 @@ int print_listing(Context& ctx, const SnapshotSummary& s, OutputFormat format) {
     if (format == OutputFormat::json) {
         nlohmann::json entries = nlohmann::json::array();
         for (const auto& e : s.entries) entries.push_back({{"path", e.path}, {"kind", e.kind}, {"size", e.size}});
-        fmt::print("{}",
-                   json_output(ctx,
-                               nlohmann::json{{"schema_version", 1}, {"entries", entries}, {"total_bytes", total}}));
+        ctx.out.print("{}",
+                      json_output(ctx,
+                                  nlohmann::json{{"schema_version", 1}, {"entries", entries}, {"total_bytes", total}}));
         return 0;
     }
-    for (const auto& e : s.entries) fmt::print("{:>10}  {:<6}  {}\n", e.size, e.kind, e.path);
+    for (const auto& e : s.entries) ctx.out.print("{:>10}  {:<6}  {}\n", e.size, e.kind, e.path);
     ctx.diag.verbose(fmt::format("{} bytes before compression", total));
     return 0;
 }
@@ -41,7 +43,8 @@ void add_snapshot_command(CLI::App& app, Context& ctx, Action& action) {
                 "go into .rmcp-meta), files over 4 MiB are cut (and the cut recorded). --list shows every path\n"
                 "and size that would go in, without writing anything. See docs/security.md.");
     auto args = std::make_shared<SnapshotArgs>();
-    auto* out = cmd->add_option("-o,--output", args->output, "Archive to write (FILE.tar.gz)")->type_name("FILE");
+    auto* out = cmd->add_option("-o,--output", args->output, "Archive to write (FILE.tar.gz; - for standard output)")
+                    ->type_name("FILE");
     auto* list = cmd->add_flag("--list", args->list, "Show what would go in (path, kind, size) and write nothing");
     out->excludes(list);
     cmd->callback([&ctx, &action, args] {
@@ -58,6 +61,9 @@ void add_snapshot_command(CLI::App& app, Context& ctx, Action& action) {
                 if (!listing) return fail(ctx, listing.error());
                 return print_listing(ctx, *listing, *format);
             }
+            if (args->output == "-" && ::isatty(ctx.out.fd()) == 1)
+                return fail(ctx, Error{"writing", "standard output",
+                                       "it is a terminal; redirect it, or name a file with -o", ExitCode::usage});
             nlohmann::json stamp = nlohmann::json::object();
             stamp_versions(ctx, stamp);
             auto summary = write_snapshot(*root, args->output, stamp);

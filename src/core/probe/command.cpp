@@ -260,6 +260,12 @@ std::optional<Error> save_profile(const ProbeRequest& request, const ProbeRun& r
 }  // namespace
 
 Status check_output_path(const std::string& option, const std::string& file) {
+    // The one rule for output files (util/atomic_file.hpp), before the run rather than after
+    // it: "-" and a path that is not a regular file (a device node, a FIFO, a symbolic link)
+    // are refused; --save also writes FILE's .faultmap.json.
+    if (auto s = check_output_file(file); !s) return s;
+    if (option == "--save")
+        if (auto s = check_output_file(fault_map_path_for(file)); !s) return s;
     const std::filesystem::path path = std::filesystem::absolute(file).lexically_normal();
     const std::filesystem::path dir = path.parent_path();
     std::error_code ec;

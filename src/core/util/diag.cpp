@@ -19,11 +19,19 @@ void Diagnostics::report(MessageLevel severity, std::string_view message) {
     if (severity == MessageLevel::warning) ++m_warnings;
     // -q silences notes and warnings, never errors.
     if (m_verbosity == Verbosity::quiet && severity != MessageLevel::error) return;
-    fmt::print(m_out, "rmcp: {}: {}\n", label(severity), message);
+    raw(fmt::format("rmcp: {}: {}\n", label(severity), message));
+}
+
+// fwrite, not fmt::print: fmt throws on a failed write, and a broken stderr must not turn
+// into an uncaught exception. There is nowhere left to report it, so it is dropped.
+void Diagnostics::raw(std::string_view text) {
+    if (text.empty()) return;
+    static_cast<void>(std::fwrite(text.data(), 1, text.size(), m_out));
+    static_cast<void>(std::fflush(m_out));
 }
 
 void Diagnostics::verbose(std::string_view message) {
-    if (m_verbosity == Verbosity::verbose) fmt::print(m_out, "rmcp: note: {}\n", message);
+    if (m_verbosity == Verbosity::verbose) raw(fmt::format("rmcp: note: {}\n", message));
 }
 
 }  // namespace rmcp
