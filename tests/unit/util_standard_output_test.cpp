@@ -50,7 +50,8 @@ TEST(StandardOutput, AFullDeviceIsAnErrorNamingTheCause) {
 TEST(StandardOutput, AClosedReaderIsEpipeNotDeathAndNoSignalIsLeftPending) {
     // SIGPIPE at its default action, as a shell leaves it: without the writer's blocking, the
     // write below would end this test binary.
-    struct sigaction dfl {}, old {};
+    struct sigaction dfl {
+    }, old{};
     dfl.sa_handler = SIG_DFL;
     ASSERT_EQ(::sigaction(SIGPIPE, &dfl, &old), 0);
     int fds[2];

@@ -28,8 +28,7 @@ public:
     ~SigpipeBlocked() {
         if (m_raised && !m_was_pending) {
             const timespec zero{};
-            while (::sigtimedwait(&m_pipe, nullptr, &zero) < 0 && errno == EINTR) {
-            }
+            while (::sigtimedwait(&m_pipe, nullptr, &zero) < 0 && errno == EINTR) {}
         }
         ::pthread_sigmask(SIG_SETMASK, &m_old, nullptr);
     }
