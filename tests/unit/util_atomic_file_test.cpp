@@ -1,6 +1,6 @@
-// Atomic writes inside a directory descriptor (util/atomic_file.hpp): the content and mode
-// land in one rename, nothing is left behind, and a link at the name is replaced, never
-// followed.
+// Atomic writes (util/atomic_file.hpp): the content and mode land in one rename and nothing
+// is left behind. Inside a directory descriptor a link at the name is replaced, never
+// followed; at a path the user names only a regular file or a missing path is written.
 #include "util/atomic_file.hpp"
 #include "util/unique_fd.hpp"
 
