@@ -124,7 +124,7 @@ TEST_F(AtomicFile, ALinkToARegularFileIsRefusedAndBothKept) {
 }
 
 TEST_F(AtomicFile, DashAndNamesWithoutAFileAreRefused) {
-    for (const std::string path : {"-", "", (m_dir / "sub/").string()}) {
+    for (const std::string& path : std::vector<std::string>{"-", "", (m_dir / "sub/").string()}) {
         const auto s = write_file_atomic(path, "x", 0644);
         ASSERT_FALSE(s.ok()) << path;
         EXPECT_EQ(s.error().code, ExitCode::usage);
