@@ -502,10 +502,10 @@ void add_completions_command(CLI::App& app, Context& ctx, Action& action) {
             const auto format = ctx.format({OutputFormat::text, OutputFormat::json});
             if (!format) return fail(ctx, format.error());
             if (*format == OutputFormat::json)
-                fmt::print("{}", json_output(ctx, nlohmann::json{{"schema_version", 1},
+                ctx.out.print("{}", json_output(ctx, nlohmann::json{{"schema_version", 1},
                                                                  {"shell", shell},
                                                                  {"script", render_completions(app, shell)}}));
-            else fmt::print("{}", render_completions(app, shell));
+            else ctx.out.print("{}", render_completions(app, shell));
             return 0;
         };
     });

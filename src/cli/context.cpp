@@ -1,5 +1,6 @@
 #include "context.hpp"
 
+#include "util/atomic_file.hpp"
 #include "util/strings.hpp"
 
 #include "install_paths.hpp"
@@ -75,9 +76,17 @@ int fail(Context& ctx, const Error& error) {
 
 void print_error_json(Context& ctx, const Error& error) {
     if (ctx.options.format == "json") {
-        fmt::print("{}\n", json_text(nlohmann::json{{"error", error_json(error)}}, 2));
-        std::fflush(stdout);
+        // Not when stdout itself is what failed: nothing would read it.
+        if (ctx.out.error() == 0) ctx.out.print("{}\n", json_text(nlohmann::json{{"error", error_json(error)}}, 2));
     }
+}
+
+Status write_output(Context& ctx, const std::string& path, std::string_view content) {
+    if (path.empty() || path == "-") {
+        ctx.out.write(content);
+        return ok_status();
+    }
+    return write_file_atomic(path, content);
 }
 
 nlohmann::json error_json(const Error& error) {

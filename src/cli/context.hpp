@@ -5,6 +5,7 @@
 #include "util/style.hpp"
 #include "root/root.hpp"
 #include "util/diag.hpp"
+#include "util/standard_output.hpp"
 #include "util/text.hpp"
 
 #include <CLI/CLI.hpp>
@@ -34,6 +35,9 @@ class Context {
 public:
     GlobalOptions options;
     Diagnostics diag;
+    // Everything a command prints on stdout goes through here (util/standard_output.hpp):
+    // a failed write becomes exit 3 when the command ends (run_cli.cpp).
+    StandardOutput& out = standard_output();
 
     // Opens --root (default "/"); prints the error and returns nullopt on failure.
     Result<Root> open_root() const;
@@ -58,7 +62,7 @@ using Action = std::function<int()>;
 std::string shown_text(const Context& ctx, std::string_view text);
 template <class... Args>
 void print_text(const Context& ctx, fmt::format_string<Args...> format, Args&&... args) {
-    fmt::print("{}", shown_text(ctx, fmt::format(format, std::forward<Args>(args)...)));
+    ctx.out.write(shown_text(ctx, fmt::format(format, std::forward<Args>(args)...)));
 }
 
 // How the user runs rmcp here, for commands printed to be pasted: "rmcp", or with the
@@ -102,6 +106,10 @@ std::string render_completions(CLI::App& app, std::string_view shell);
 int fail(Context& ctx, const Error& error);
 // Only the JSON half of fail(), with --format json (for an error already reported on stderr).
 void print_error_json(Context& ctx, const Error& error);
+// A command's output document: to stdout when `path` is empty or "-", else to the file
+// through write_file_atomic (util/atomic_file.hpp: regular files only, replaced atomically).
+Status write_output(Context& ctx, const std::string& path, std::string_view content);
+
 // {"doing", "path", "cause", "exit_code"}: the error object of --format json.
 nlohmann::json error_json(const Error& error);
 

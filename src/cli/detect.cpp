@@ -21,7 +21,7 @@ void add_detect_command(CLI::App& app, Context& ctx, Action& action) {
             if (!root) return fail(ctx, root.error());
             const Facts facts = detect(*root);
             switch (*format) {
-            case OutputFormat::json: fmt::print("{}", json_output(ctx, facts_to_json(facts))); break;
+            case OutputFormat::json: ctx.out.print("{}", json_output(ctx, facts_to_json(facts))); break;
             case OutputFormat::nfd: print_text(ctx, "{}", render_facts_nfd(facts)); break;
             default: print_text(ctx, "{}", render_facts_text(facts, ctx.style())); break;
             }

@@ -26,6 +26,7 @@ struct DoctorArgs {
     std::string profile;
     bool fix = false;
     bool yes = false;
+    std::string output;  // -o: the report (any format) to this file, atomically
     CLI::Option* fail_on_opt = nullptr;
 };
 
@@ -54,6 +55,11 @@ int do_doctor(Context& ctx, const DoctorArgs& args) {
         report.notes.emplace_back("library coverage not checked (--no-scan): code-object rules used version checks");
 
     if (args.fix) {
+        if (!args.output.empty())
+            return fail(ctx, Error{"parsing arguments", "--fix",
+                                   "-o writes the report; --fix applies patches and "
+                                   "prints what it wrote: use one or the other",
+                                   ExitCode::usage});
         if (*format == OutputFormat::prometheus)
             return fail(ctx, Error{"parsing arguments", "--fix", "--fix writes no metrics: use --format text or json",
                                    ExitCode::usage});
@@ -69,7 +75,7 @@ int do_doctor(Context& ctx, const DoctorArgs& args) {
                 extra["schema_version"] = 1;
                 extra["patches"] = nlohmann::json::array();
                 extra["transaction"] = nullptr;
-                fmt::print("{}", json_output(ctx, extra));
+                ctx.out.print("{}", json_output(ctx, extra));
             }
             return 0;
         }
@@ -83,18 +89,26 @@ int do_doctor(Context& ctx, const DoctorArgs& args) {
 
     if (outcome->auto_decision)
         for (const auto& n : outcome->auto_decision->notes) ctx.diag.note(n);
+    std::string text;
     switch (*format) {
-    case OutputFormat::json: fmt::print("{}", json_output(ctx, doctor_to_json(report))); break;
+    case OutputFormat::json: text = json_output(ctx, doctor_to_json(report)); break;
     case OutputFormat::prometheus: {
         const auto now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch());
-        print_text(ctx, "{}", render_doctor_prometheus(report, now.count()));
-        // The textfile-collector idiom moves the file only on exit 0: the metrics carry
-        // the findings, so only an explicit --fail-on turns them into an exit code.
-        if (args.fail_on_opt->count() == 0) return 0;
+        text = shown_text(ctx, render_doctor_prometheus(report, now.count()));
         break;
     }
-    default: print_text(ctx, "{}", render_doctor_text(report, ctx.style())); break;
+    default:
+        // Colour only for a terminal: a file named with -o gets plain text.
+        text = shown_text(ctx,
+                          render_doctor_text(report, args.output.empty() || args.output == "-" ? ctx.style() : Style(false)));
+        break;
     }
+    // -o FILE: written whole or not at all, the previous file intact on a full disk
+    // (util/atomic_file.hpp); stdout otherwise, checked like every output.
+    if (auto s = write_output(ctx, args.output, text); !s) return fail(ctx, s.error());
+    // The metrics carry the findings, so with prometheus only an explicit --fail-on turns
+    // them into an exit code.
+    if (*format == OutputFormat::prometheus && args.fail_on_opt->count() == 0) return 0;
     const auto threshold = kb::parse_severity(args.fail_on).value_or(kb::Severity::critical);
     return kb::has_findings_at_or_above(report, threshold) ? static_cast<int>(ExitCode::findings) : 0;
 }
@@ -120,12 +134,16 @@ void add_doctor_command(CLI::App& app, Context& ctx, Action& action) {
     cmd->add_flag("--fix", args->fix,
                   "Apply the first fix of every open finding in one transaction (asks first unless --yes)");
     cmd->add_flag("-y,--yes", args->yes, "With --fix: do not ask for confirmation");
+    cmd->add_option("-o,--output", args->output,
+                    "Write the report to FILE (replaced atomically: whole or not at all; - for stdout)")
+        ->type_name("FILE");
     cmd->footer(
         "Each finding says its status (open, fixed by profile.env, fixed, pending a reboot) and the next\n"
         "command to run. Formats: text (default), json (schema_version'd), prometheus (node_exporter textfile).\n"
         "Exit: 0 nothing open at or above --fail-on, 1 open findings at or above it, 2 malformed knowledge base.\n"
         "With --format prometheus the findings are the metrics, so doctor exits 0 unless --fail-on is\n"
-        "given: `rmcp doctor --format prometheus > f.tmp && mv f.tmp f.prom` always leaves a file.");
+        "given. For node_exporter's textfile collector: rmcp doctor --format prometheus -o DIR/rmcp.prom\n"
+        "(replaced atomically; on a full disk the previous file stays and doctor exits 3).");
     cmd->callback([&ctx, &action, args] { action = [&ctx, args] { return do_doctor(ctx, *args); }; });
 }
 

@@ -132,14 +132,14 @@ int do_env(Context& ctx, const EnvOptions& eo) {
         // One document on every exit path (docs/exit-codes.md): the same script, and its parts.
         nlohmann::json set_json = nlohmann::json::object();
         for (const auto& [k, v] : set) set_json[k] = v;
-        fmt::print("{}", json_output(ctx, nlohmann::json{{"schema_version", 1},
+        ctx.out.print("{}", json_output(ctx, nlohmann::json{{"schema_version", 1},
                                                          {"shell", eo.shell},
                                                          {"set", set_json},
                                                          {"unset", unset},
                                                          {"script", out}}));
         return 0;
     }
-    fmt::print("{}", out);
+    ctx.out.print("{}", out);
     return 0;
 }
 

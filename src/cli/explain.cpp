@@ -116,7 +116,7 @@ int explain(Context& ctx, const ExplainOptions& opts) {
         auto out = explain::render_json(report);
         // The failure is part of the one JSON document (docs/exit-codes.md, "Errors as data").
         if (failure) out["error"] = error_json(*failure);
-        fmt::print("{}", json_output(ctx, std::move(out)));
+        ctx.out.print("{}", json_output(ctx, std::move(out)));
     } else if (!ctx.options.quiet || !report.diagnoses.empty())
         print_text(ctx, "{}", explain::render_text(report, ctx.style()));
 

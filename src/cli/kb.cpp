@@ -38,7 +38,7 @@ int list_entries(Context& ctx) {
     if (!format) return fail(ctx, format.error());
     const auto kb = kb::load(ctx.kb_dir());
     if (!kb) return fail(ctx, kb.error());
-    if (*format == OutputFormat::json) fmt::print("{}\n", json_text(kb_list_json(*kb), 2));
+    if (*format == OutputFormat::json) ctx.out.print("{}\n", json_text(kb_list_json(*kb), 2));
     else print_text(ctx, "{}", render_kb_list_text(*kb, ctx.style()));
     return 0;
 }
@@ -52,7 +52,7 @@ int show_entry(Context& ctx, const KbOptions& o) {
     if (!e)
         return fail(ctx, Error{"looking up knowledge-base entry", o.id, "no such entry (see `rmcp kb list`)",
                                ExitCode::usage});
-    if (*format == OutputFormat::json) fmt::print("{}\n", json_text(kb_show_json(*e), 2));
+    if (*format == OutputFormat::json) ctx.out.print("{}\n", json_text(kb_show_json(*e), 2));
     else print_text(ctx, "{}", render_kb_show_text(*e, ctx.style()));
     return 0;
 }
@@ -118,7 +118,7 @@ int do_lint(Context& ctx, const KbOptions& o) {
     }
     const auto problems = kb::lint(*kb, &ids, healthy);
     if (*format == OutputFormat::json)
-        fmt::print("{}\n", json_text(kb_lint_json(problems, kb->entries.size(), names), 2));
+        ctx.out.print("{}\n", json_text(kb_lint_json(problems, kb->entries.size(), names), 2));
     else print_text(ctx, "{}", render_kb_lint_text(problems, kb->entries.size(), names, ctx.style()));
     return problems.empty() ? 0 : static_cast<int>(ExitCode::findings);
 }

@@ -94,7 +94,7 @@ int list_patches(Context& ctx, const PatchOptions& po) {
     if (*format == OutputFormat::json) {
         nlohmann::json out{{"schema_version", 1}, {"patches", nlohmann::json::array()}};
         for (const auto& p : set->patches) out["patches"].push_back(render::patch_json(p));
-        fmt::print("{}", json_output(ctx, out));
+        ctx.out.print("{}", json_output(ctx, out));
         return 0;
     }
     std::size_t width = 2;
@@ -118,7 +118,7 @@ int show_patch(Context& ctx, const PatchOptions& po) {
     if (*format == OutputFormat::json) {
         auto j = render::patch_json(*p);
         j["schema_version"] = 1;
-        fmt::print("{}", json_output(ctx, j));
+        ctx.out.print("{}", json_output(ctx, j));
         return 0;
     }
     print_text(ctx, "{}: {}\n\nwhy:        {}\ncost:       {}\nevidence:   {}\nreversible: {}\n", p->id, p->title,
@@ -152,7 +152,7 @@ int do_plan(Context& ctx, const PatchOptions& po) {
     for (const auto& s : plan->steps)
         if (!s.target.empty())
             if (auto t = patch::resolve_target(*root, s.target, env); !t) return fail(ctx, t.error());
-    if (*format == OutputFormat::json) fmt::print("{}", json_output(ctx, render::plan_json(*plan)));
+    if (*format == OutputFormat::json) ctx.out.print("{}", json_output(ctx, render::plan_json(*plan)));
     else print_text(ctx, "{}", render::render_plan(*plan));
     return 0;
 }
@@ -199,7 +199,7 @@ int do_rollback(Context& ctx, const PatchOptions& po) {
             for (const auto& t : (*done)->targets)
                 targets.push_back(
                     {{"path", shown_path(*root, t.path)}, {"action", t.existed ? "restored" : "removed"}});
-        fmt::print("{}",
+        ctx.out.print("{}",
                    json_output(ctx, nlohmann::json{
                                         {"schema_version", 1},
                                         {"transaction", *done ? nlohmann::json((*done)->id) : nlohmann::json(nullptr)},
@@ -248,7 +248,7 @@ int do_status(Context& ctx) {
                             {"error", t.corrupt.empty() ? nlohmann::json(nullptr) : nlohmann::json(t.corrupt)},
                             {"targets", targets}});
         }
-        fmt::print("{}", json_output(ctx, nlohmann::json{{"schema_version", 1}, {"transactions", txns}}));
+        ctx.out.print("{}", json_output(ctx, nlohmann::json{{"schema_version", 1}, {"transactions", txns}}));
         return 0;
     }
     if (all->empty()) {
@@ -290,8 +290,8 @@ int apply_patches(Context& ctx, const ApplyRequest& request) {
                                    "refusing without confirmation: stdin is not a terminal; review it with "
                                    "`rmcp patch plan`, then pass --yes",
                                    ExitCode::usage});
-        fmt::print(stderr, "{}\nApply {} change(s)? [y/N] ", terminal_safe(render::render_plan(*plan), Shown::lines),
-                   plan->writes());
+        ctx.diag.raw(fmt::format("{}\nApply {} change(s)? [y/N] ", terminal_safe(render::render_plan(*plan), Shown::lines),
+                                 plan->writes()));
         std::string answer;
         std::getline(std::cin, answer);
         if (answer != "y" && answer != "Y" && answer != "yes") {
@@ -314,7 +314,7 @@ int apply_patches(Context& ctx, const ApplyRequest& request) {
                            {"rollback", rollback.empty() ? nlohmann::json() : nlohmann::json(rollback)},
                            {"verify", prefix + " doctor"}};
         for (const auto& [k, v] : request.extra.items()) out[k] = v;
-        fmt::print("{}", json_output(ctx, out));
+        ctx.out.print("{}", json_output(ctx, out));
         return 0;
     }
     if (outcome->txn_id.empty()) print_text(ctx, "nothing to write: every file operation is already in effect\n");

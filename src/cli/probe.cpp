@@ -46,13 +46,12 @@ void print_progress(Context& ctx, const probe::ProgressEvent& e) {
     counter += "]";
     const std::string config = e.phase == "baseline" ? "" : fmt::format("{} {{{}}} ", e.phase, e.configuration->key());
     // The scenario and its outcome come from the catalogue and the worker: one terminal-safe line.
-    fmt::print(stderr, "{}\n",
-               terminal_safe(fmt::format("{} {}{} {} {} {} … {}", counter, config, e.scenario->id,
-                                         probe::direction_tag(e.scenario->direction),
-                                         probe::dtype_tag(e.scenario->dtype), e.scenario->op,
-                                         probe::describe(*e.result)),
-                             Shown::line));
-    std::fflush(stderr);
+    ctx.diag.raw(terminal_safe(fmt::format("{} {}{} {} {} {} … {}", counter, config, e.scenario->id,
+                                           probe::direction_tag(e.scenario->direction),
+                                           probe::dtype_tag(e.scenario->dtype), e.scenario->op,
+                                           probe::describe(*e.result)),
+                               Shown::line) +
+                 "\n");
 }
 
 Status write_html(Context& ctx, const nlohmann::json& result, const std::string& file, const std::string& source) {
@@ -67,7 +66,7 @@ Status write_html(Context& ctx, const nlohmann::json& result, const std::string&
 // JSON as is; text as the grid on a terminal, as a list elsewhere (pipes, files, tests).
 Status print_result(Context& ctx, OutputFormat format, const nlohmann::json& result) {
     if (format == OutputFormat::json) {
-        fmt::print("{}", json_output(ctx, result));
+        ctx.out.print("{}", json_output(ctx, result));
         return ok_status();
     }
     const auto layout = ::isatty(STDOUT_FILENO) == 1 ? probe::TextLayout::grid : probe::TextLayout::list;

@@ -28,10 +28,10 @@ void print_plan(Context& ctx, OutputFormat format, const std::vector<run::Rung>&
                                 {"hide_gpu", rung.hide_gpu},
                                 {"env", env}});
         }
-        fmt::print("{}", json_output(ctx, nlohmann::json{{"schema_version", 1},
-                                                         {"profile", attempts.front()["profile"]},
-                                                         {"attempts", attempts},
-                                                         {"argv", argv}}));
+        ctx.out.print("{}", json_output(ctx, nlohmann::json{{"schema_version", 1},
+                                                            {"profile", attempts.front()["profile"]},
+                                                            {"attempts", attempts},
+                                                            {"argv", argv}}));
         return;
     }
     std::size_t n = 0;

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include <sstream>
+
 namespace rmcp::cli {
 
 namespace {
@@ -37,10 +39,19 @@ const CLI::App* help_target(const CLI::App& app, const std::vector<std::string>&
     }
     return target;
 }
-}  // namespace
 
-int run(int argc, char** argv) {
-    Context ctx;
+// CLI11 prints --help and --version to a std::ostream; they reach stdout through ctx.out
+// like every other output (util/standard_output.hpp).
+int exit_through(Context& ctx, const CLI::App& app, const CLI::Error& e) {
+    std::ostringstream out;
+    std::ostringstream err;
+    const int code = app.exit(e, out, err);
+    ctx.out.write(out.str());
+    ctx.diag.raw(err.str());
+    return code;
+}
+
+int parse_and_run(Context& ctx, int argc, char** argv) {
     CLI::App app{"rmcp — make PyTorch on consumer AMD GPUs stop crashing", "rmcp"};
     app.footer(k_footer);
     app.require_subcommand(0, 1);
@@ -87,8 +98,8 @@ int run(int argc, char** argv) {
             // --format json: the same text as one document (docs/exit-codes.md).
             const auto print = [&](const char* key, const std::string& text) {
                 if (*format == OutputFormat::json)
-                    fmt::print("{}", json_output(ctx, nlohmann::json{{"schema_version", 1}, {key, text}}));
-                else fmt::print("{}", text);
+                    ctx.out.print("{}", json_output(ctx, nlohmann::json{{"schema_version", 1}, {key, text}}));
+                else ctx.out.print("{}", text);
             };
             if (man) {
                 print("manpage", render_manpage(app));
@@ -108,9 +119,9 @@ int run(int argc, char** argv) {
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {
-        return app.exit(e);
+        return exit_through(ctx, app, e);
     } catch (const CLI::CallForVersion& e) {
-        return app.exit(e);
+        return exit_through(ctx, app, e);
     } catch (const CLI::ParseError& e) {
         // Parsing stopped part-way: --format may not have been read yet, so look for it.
         for (int i = 1; i < argc; ++i) {
@@ -120,7 +131,7 @@ int run(int argc, char** argv) {
                 ctx.options.format = "json";
         }
         const int code = fail(ctx, Error{"parsing arguments", "", e.what(), ExitCode::usage});
-        fmt::print(stderr, "Run 'rmcp --help' for usage.\n");
+        ctx.diag.raw("Run 'rmcp --help' for usage.\n");
         return code;
     }
 
@@ -134,10 +145,26 @@ int run(int argc, char** argv) {
         if (ctx.options.format == "json")
             return fail(ctx, Error{"parsing arguments", "", "a command is required (rmcp help lists them)",
                                    ExitCode::usage});
-        fmt::print("{}", app.help());
+        ctx.out.print("{}", app.help());
         return static_cast<int>(ExitCode::usage);
     }
     return action();
+}
+}  // namespace
+
+// Every command ends here: what it printed is checked (a failed write to stdout, e.g. a
+// full disk or a closed pipe, is an error and exit 3, never a silent exit 0;
+// docs/exit-codes.md). An exit code that already reports a failure (2, 4, 5, a child's)
+// is kept: that failure is the one to act on, and the stdout error is printed too.
+int run(int argc, char** argv) {
+    Context ctx;
+    int code = parse_and_run(ctx, argc, argv);
+    ctx.out.finish();
+    if (const auto failure = ctx.out.failure()) {
+        ctx.diag.error(*failure);
+        if (code == 0 || code == static_cast<int>(ExitCode::findings)) code = static_cast<int>(failure->code);
+    }
+    return code;
 }
 
 }  // namespace rmcp::cli

@@ -69,7 +69,7 @@ void add_scan_command(CLI::App& app, Context& ctx, Action& action) {
                         error_json(Error{"scanning", colon == std::string::npos ? first : first.substr(0, colon),
                                          colon == std::string::npos ? "" : first.substr(colon + 2), ExitCode::usage});
                 }
-                fmt::print("{}", json_output(ctx, std::move(out)));
+                ctx.out.print("{}", json_output(ctx, std::move(out)));
             } else {
                 print_text(ctx, "{}", render::scan_text(report, installations, ctx.options.verbose, ctx.style()));
             }

@@ -7,6 +7,8 @@
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
+#include <unistd.h>
+
 namespace rmcp::cli {
 
 namespace {
@@ -33,7 +35,7 @@ int print_listing(Context& ctx, const SnapshotSummary& s, OutputFormat format) {
         for (const auto& e : s.entries) entries.push_back({{"path", e.path}, {"kind", e.kind}, {"size", e.size}});
         nlohmann::json omitted = nlohmann::json::array();
         for (const auto& o : s.omitted) omitted.push_back({{"path", o.path}, {"reason", o.reason}});
-        fmt::print("{}", json_output(ctx, nlohmann::json{{"schema_version", 1},
+        ctx.out.print("{}", json_output(ctx, nlohmann::json{{"schema_version", 1},
                                                          {"entries", entries},
                                                          {"omitted", omitted},
                                                          {"total_bytes", total}}));
@@ -58,7 +60,8 @@ void add_snapshot_command(CLI::App& app, Context& ctx, Action& action) {
                 "kind detect expects there; anything else is listed as omitted. --list shows every path\n"
                 "and size that would go in, without writing anything. See docs/security.md.");
     auto args = std::make_shared<SnapshotArgs>();
-    auto* out = cmd->add_option("-o,--output", args->output, "Archive to write (FILE.tar.gz)")->type_name("FILE");
+    auto* out = cmd->add_option("-o,--output", args->output, "Archive to write (FILE.tar.gz; - for standard output)")
+                    ->type_name("FILE");
     auto* list = cmd->add_flag("--list", args->list, "Show what would go in (path, kind, size) and write nothing");
     out->excludes(list);
     cmd->callback([&ctx, &action, args] {
@@ -75,6 +78,9 @@ void add_snapshot_command(CLI::App& app, Context& ctx, Action& action) {
                 if (!listing) return fail(ctx, listing.error());
                 return print_listing(ctx, *listing, *format);
             }
+            if (args->output == "-" && ::isatty(ctx.out.fd()) == 1)
+                return fail(ctx, Error{"writing", "standard output",
+                                       "it is a terminal; redirect it, or name a file with -o", ExitCode::usage});
             nlohmann::json stamp = nlohmann::json::object();
             stamp_versions(ctx, stamp);
             auto summary = write_snapshot(*root, args->output, stamp);
@@ -84,7 +90,7 @@ void add_snapshot_command(CLI::App& app, Context& ctx, Action& action) {
                                          args->output, summary->archive_bytes, summary->files, summary->links,
                                          summary->directories, summary->meta_records));
             if (*format == OutputFormat::json)
-                fmt::print("{}", json_output(ctx, nlohmann::json{{"schema_version", 1},
+                ctx.out.print("{}", json_output(ctx, nlohmann::json{{"schema_version", 1},
                                                                  {"output", args->output},
                                                                  {"archive_bytes", summary->archive_bytes},
                                                                  {"files", summary->files},

@@ -1,6 +1,6 @@
-// Atomic writes inside a directory descriptor (util/atomic_file.hpp): the content and mode
-// land in one rename, nothing is left behind, and a link at the name is replaced, never
-// followed.
+// Atomic writes (util/atomic_file.hpp): the content and mode land in one rename and nothing
+// is left behind. Inside a directory descriptor a link at the name is replaced, never
+// followed; at a path the user names only a regular file or a missing path is written.
 #include "util/atomic_file.hpp"
 #include "util/unique_fd.hpp"
 
@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <set>
+#include <sys/stat.h>
 #include <unistd.h>
 
 using namespace rmcp;
@@ -65,4 +67,76 @@ TEST_F(AtomicFile, FailureNamesTheTargetAndCleansUp) {
     ASSERT_FALSE(s.ok());
     EXPECT_EQ(s.error().path, "/shown/x");
     EXPECT_EQ(s.error().doing, "creating temporary file for");
+}
+
+// write_file_atomic: the path-based writer every user-named output goes through.
+namespace {
+bool only_entries(const fs::path& dir, std::initializer_list<std::string> names) {
+    std::set<std::string> seen;
+    for (const auto& e : fs::directory_iterator(dir)) seen.insert(e.path().filename().string());
+    return seen == std::set<std::string>(names);
+}
+}  // namespace
+
+TEST_F(AtomicFile, ReplacesARegularFileKeepingItsPermissionBits) {
+    const fs::path out = m_dir / "report.json";
+    std::ofstream(out) << "old\n";
+    fs::permissions(out, fs::perms::owner_read | fs::perms::owner_write);
+    ASSERT_TRUE(write_file_atomic(out.string(), "new\n", 0644).ok());
+    EXPECT_EQ(read(out), "new\n");
+    EXPECT_EQ(fs::status(out).permissions() & fs::perms::all, fs::perms::owner_read | fs::perms::owner_write);
+    EXPECT_TRUE(only_entries(m_dir, {"report.json"}));
+}
+
+TEST_F(AtomicFile, RefusesEveryTargetThatIsNotARegularFile) {
+    ASSERT_EQ(::mkfifo((m_dir / "fifo").c_str(), 0600), 0);
+    fs::create_directories(m_dir / "dir");
+    fs::create_symlink("/dev/null", m_dir / "to-null");
+    fs::create_symlink("/proc/self/fd/1", m_dir / "to-stdout");
+    fs::create_symlink(m_dir / "nothing", m_dir / "dangling");
+    fs::create_symlink(m_dir / "dir", m_dir / "to-dir");
+    for (const std::string name : {"fifo", "dir", "to-null", "to-stdout", "dangling", "to-dir"}) {
+        const auto s = write_file_atomic((m_dir / name).string(), "x", 0644);
+        ASSERT_FALSE(s.ok()) << name;
+        EXPECT_EQ(s.error().code, ExitCode::usage) << name;
+        EXPECT_NE(s.error().cause.find("not a regular file"), std::string::npos) << s.error().message();
+        EXPECT_EQ(s.error().path, (m_dir / name).string());
+    }
+    EXPECT_EQ(fs::status(m_dir / "fifo").type(), fs::file_type::fifo);
+    EXPECT_TRUE(fs::is_symlink(m_dir / "to-null"));
+    EXPECT_TRUE(fs::is_symlink(m_dir / "to-stdout"));
+    EXPECT_TRUE(fs::is_symlink(m_dir / "dangling"));
+    EXPECT_TRUE(only_entries(m_dir, {"fifo", "dir", "to-null", "to-stdout", "dangling", "to-dir"}));
+    // The directory-descriptor writer refuses the nodes too (links there are replaced, not followed).
+    EXPECT_FALSE(write_file_atomic_at(m_fd.get(), "fifo", "x", 0600, "fifo").ok());
+    EXPECT_FALSE(write_file_atomic_at(m_fd.get(), "dir", "x", 0600, "dir").ok());
+}
+
+TEST_F(AtomicFile, ALinkToARegularFileIsRefusedAndBothKept) {
+    std::ofstream(m_dir / "elsewhere") << "keep\n";
+    fs::create_symlink(m_dir / "elsewhere", m_dir / "out");
+    const auto s = write_file_atomic((m_dir / "out").string(), "new\n", 0644);
+    ASSERT_FALSE(s.ok());
+    EXPECT_EQ(s.error().code, ExitCode::usage);
+    EXPECT_NE(s.error().cause.find("name the file itself"), std::string::npos) << s.error().message();
+    EXPECT_TRUE(fs::is_symlink(m_dir / "out"));
+    EXPECT_EQ(read(m_dir / "elsewhere"), "keep\n");
+}
+
+TEST_F(AtomicFile, DashAndNamesWithoutAFileAreRefused) {
+    for (const std::string& path : std::vector<std::string>{"-", "", (m_dir / "sub/").string()}) {
+        const auto s = write_file_atomic(path, "x", 0644);
+        ASSERT_FALSE(s.ok()) << path;
+        EXPECT_EQ(s.error().code, ExitCode::usage);
+    }
+    EXPECT_TRUE(check_output_file((m_dir / "new-file").string()).ok());
+    EXPECT_TRUE(check_output_file((m_dir / "missing-dir/new-file").string()).ok());
+    EXPECT_FALSE(check_output_file("-").ok());
+}
+
+TEST_F(AtomicFile, AMissingDirectoryIsAnEnvironmentError) {
+    const auto s = write_file_atomic((m_dir / "missing/out").string(), "x", 0644);
+    ASSERT_FALSE(s.ok());
+    EXPECT_EQ(s.error().code, ExitCode::environment);
+    EXPECT_EQ(s.error().os_error, ENOENT);
 }

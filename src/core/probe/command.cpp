@@ -271,6 +271,16 @@ Status check_output_path(const std::string& option, const std::string& file) {
     if (::access(dir.c_str(), W_OK) != 0)
         return Error{"checking " + option, file, fmt::format("directory {}: {}", dir.string(), std::strerror(errno)),
                      ExitCode::environment};
+    // The one rule for output files (util/atomic_file.hpp), before the run rather than after
+    // it: "-" and a path that is not a regular file (a device node, a FIFO, a symbolic link)
+    // are refused; --save also writes FILE's .faultmap.json.
+    for (const auto& each :
+         option == "--save" ? std::vector<std::string>{file, fault_map_path_for(file)} : std::vector<std::string>{file})
+        if (auto s = check_output_file(each); !s) {
+            Error e = s.error();
+            e.doing = "checking " + option;
+            return e;
+        }
     return ok_status();
 }
 

@@ -287,7 +287,7 @@ ForkServer::Wait ForkServer::receive(protocol::Message& message) {
 void ForkServer::signal_child(long id, int sig) {
     if (!m_ctl) return;
     const std::string text =
-        nlohmann::json{{"op", "signal"}, {"id", id}, {"signal", sig == SIGKILL ? "SIGKILL" : "SIGTERM"}}.dump();
+        json_text(nlohmann::json{{"op", "signal"}, {"id", id}, {"signal", sig == SIGKILL ? "SIGKILL" : "SIGTERM"}});
     ssize_t sent = -1;
     do {
         sent = ::send(m_ctl.get(), text.data(), text.size(), MSG_NOSIGNAL | MSG_DONTWAIT);

@@ -1,5 +1,7 @@
 #include "probe/worker_protocol.hpp"
 
+#include "util/text.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <fmt/format.h>
@@ -22,7 +24,7 @@ constexpr long long k_max_threads = 1'000'000;
 
 // A value as the error shows it: short, and JSON (valid UTF-8 by now).
 std::string shown(const json& v) {
-    std::string text = v.dump(-1, ' ', false, json::error_handler_t::replace);
+    std::string text = json_text(v);
     if (text.size() > 40) text = text.substr(0, 37) + "...";
     return text;
 }

@@ -110,9 +110,10 @@ Status write_report(const std::string& path, const std::string& text) {
 }
 
 // On an incident, or always with --report: the summary on stderr and the JSON report.
-void report_incident(const CommandRequest& request, const RunResult& result, const Root& root,
+// Returns false when the report could not be written (the error is printed).
+bool report_incident(const CommandRequest& request, const RunResult& result, const Root& root,
                      std::optional<Facts>& facts, Diagnostics& diag) {
-    if (!result.incident() && request.report.empty()) return;
+    if (!result.incident() && request.report.empty()) return true;
     ReportInputs inputs;
     inputs.command = request.command;
     inputs.requested_profile = request.profile;
@@ -122,9 +123,12 @@ void report_incident(const CommandRequest& request, const RunResult& result, con
     inputs.kernel_log = read_kernel_log_since(result.started);
     const std::string path = request.report.empty() ? default_report_path(result.started) : request.report;
     for (const auto& line : summary_lines(result)) diag.note(line);
-    if (auto written = write_report(path, request.json_text(incident_report(result, inputs))); !written)
+    if (auto written = write_report(path, request.json_text(incident_report(result, inputs))); !written) {
         diag.error(written.error());
-    else if (result.incident()) diag.note(fmt::format("incident report: {}", path));
+        return false;
+    }
+    if (result.incident()) diag.note(fmt::format("incident report: {}", path));
+    return true;
 }
 
 }  // namespace
@@ -134,6 +138,12 @@ Result<CommandOutcome> run_command(const CommandRequest& request, Diagnostics& d
     if (!stall_timeout) return stall_timeout.error();
     const auto kill_grace = parse_seconds("--kill-grace", request.kill_grace);
     if (!kill_grace) return kill_grace.error();
+    // --report and --log name files: one that is not a regular file or missing (a device
+    // node, a FIFO that would block the open, a symbolic link, "-") is refused before the
+    // child runs (util/atomic_file.hpp). --log is appended to, --report replaced atomically.
+    for (const auto* file : {&request.report, &request.log})
+        if (!file->empty())
+            if (auto s = check_output_file(*file); !s) return s.error();
     auto root = request.open_root();
     if (!root) return root.error();
     auto user_env = read_user_env(*root);
@@ -158,8 +168,20 @@ Result<CommandOutcome> run_command(const CommandRequest& request, Diagnostics& d
     options.watcher = kb_watcher_factory(request.kb_dir);
 
     const RunResult result = supervise(options, diag);
-    if (result.attempts.back().end != AttemptEnd::not_started) report_incident(request, result, *root, facts, diag);
-    CommandOutcome outcome{result.exit_code, std::nullopt, std::nullopt};
+    int exit_code = result.exit_code;
+    // The child's output could not be relayed (docs/security.md, "Output"): a child that
+    // exited 0 does not make the run a success when what it printed was lost.
+    for (const auto& a : result.attempts)
+        if (a.stdout_relay_error != 0 && exit_code == 0) {
+            diag.error(os_error("relaying the command's output to", "standard output", a.stdout_relay_error));
+            exit_code = static_cast<int>(ExitCode::environment);
+        }
+    // A report that could not be written (a full disk) is an error; the child's own failure,
+    // when it failed, is still the exit code (docs/exit-codes.md).
+    if (result.attempts.back().end != AttemptEnd::not_started &&
+        !report_incident(request, result, *root, facts, diag) && exit_code == 0)
+        exit_code = static_cast<int>(ExitCode::environment);
+    CommandOutcome outcome{exit_code, std::nullopt, std::nullopt};
     // Only when no attempt ever started: after a retry, stdout already holds a child's output.
     if (result.attempts.size() == 1 && result.attempts.front().end == AttemptEnd::not_started)
         outcome.start_error = result.attempts.front().start_error;

@@ -497,6 +497,7 @@ private:
         // Our reader went away (`rmcp run -- cmd | head`): close the child's pipe too,
         // so it meets the same EPIPE/SIGPIPE it would have met without us.
         m_sink_broken[s] = true;
+        if (s == 0 && m_attempt.stdout_relay_error == 0) m_attempt.stdout_relay_error = err;
         m_diag.verbose(fmt::format("relaying std{}: {}", s == 0 ? "out" : "err", std::strerror(err)));
         m_close_after = true;
     }

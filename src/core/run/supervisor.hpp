@@ -80,6 +80,9 @@ struct Attempt {
     // after the child's exit is bounded: k_drain_limit); they are left running.
     std::vector<int> background_processes;
     std::uint64_t bytes_out = 0, bytes_err = 0;
+    // errno of the first failed relay to rmcp's stdout (a full disk, a reader gone): the
+    // child's output was lost, which exit 0 must not hide (run/command.cpp).
+    int stdout_relay_error = 0;
     std::vector<MatchSummary> matches;          // one per entry, in order of first appearance
     std::vector<std::string> excerpt;           // the last lines of output, both streams in arrival order
     std::optional<nlohmann::json> allocations;  // librmcp_preload.so summary (--trace-alloc)

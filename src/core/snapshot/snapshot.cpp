@@ -5,6 +5,7 @@
 #include "facts/facts_json.hpp"
 #include "snapshot/libarchive.hpp"
 #include "util/atomic_file.hpp"
+#include "util/standard_output.hpp"
 
 #include <fmt/format.h>
 
@@ -511,6 +512,12 @@ Result<SnapshotSummary> list_snapshot(const Root& root) {
 }
 
 Result<SnapshotSummary> write_snapshot(const Root& root, const fs::path& output, const nlohmann::json& stamp) {
+    // "-" is standard output (`rmcp snapshot -o - | ssh host ...`), through the one stdout
+    // writer; any other path is an output file, refused before the work when it is not a
+    // regular file or missing (util/atomic_file.hpp).
+    const bool to_stdout = output == "-";
+    if (!to_stdout)
+        if (auto s = check_output_file(output.string()); !s) return s.error();
     auto [plan, facts] = make_plan(root);
     const auto la = libarchive();
     if (!la) return la.error();
@@ -529,7 +536,8 @@ Result<SnapshotSummary> write_snapshot(const Root& root, const fs::path& output,
         w.file("/facts.json", facts_json, 0644);
         if (!w.close()) return Error{"writing snapshot", output.string(), w.error(), ExitCode::environment};
     }
-    if (auto st = write_file_atomic(output.string(), bytes); !st) return st.error();
+    if (to_stdout) standard_output().write(bytes);
+    else if (auto st = write_file_atomic(output.string(), bytes); !st) return st.error();
     auto summary = summarise(plan, meta, facts_json);
     summary.archive_bytes = bytes.size();
     return summary;

@@ -23,11 +23,19 @@ void Diagnostics::report(MessageLevel severity, std::string_view message) {
     if (m_verbosity == Verbosity::quiet && severity != MessageLevel::error) return;
     // Messages name paths, arguments and values from input: shown through the one terminal-safe
     // path (util/text.hpp). Some are several lines by design (a rollback's list of files).
-    fmt::print(m_out, "rmcp: {}: {}\n", label(severity), terminal_safe(message, Shown::lines));
+    raw(fmt::format("rmcp: {}: {}\n", label(severity), terminal_safe(message, Shown::lines)));
+}
+
+// fwrite, not fmt::print: fmt throws on a failed write, and a broken stderr must not turn
+// into an uncaught exception. There is nowhere left to report it, so it is dropped.
+void Diagnostics::raw(std::string_view text) {
+    if (text.empty()) return;
+    static_cast<void>(std::fwrite(text.data(), 1, text.size(), m_out));
+    static_cast<void>(std::fflush(m_out));
 }
 
 void Diagnostics::verbose(std::string_view message) {
-    if (m_verbosity == Verbosity::verbose) fmt::print(m_out, "rmcp: note: {}\n", terminal_safe(message, Shown::lines));
+    if (m_verbosity == Verbosity::verbose) raw(fmt::format("rmcp: note: {}\n", terminal_safe(message, Shown::lines)));
 }
 
 }  // namespace rmcp

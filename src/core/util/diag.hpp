@@ -24,6 +24,8 @@ public:
     void note(std::string_view message) { report(MessageLevel::note, message); }
     // Printed only with -v.
     void verbose(std::string_view message);
+    // Text as it is (a prompt, CLI11's own messages), whatever the verbosity.
+    void raw(std::string_view text);
 
     [[nodiscard]] int warnings() const { return m_warnings; }
     void set_verbosity(Verbosity v) { m_verbosity = v; }
