@@ -87,8 +87,15 @@ Result<AutoChoice> choose_auto_profile(const ProfileSet& profiles, const std::fi
         }
         auto needs = opt_bool_condition(t, "needs_override", file);
         if (!needs) return needs.error();
-        if (*needs)
-            holds = holds && !gpus_needing_override(facts, profiles.find("isa-override"), libraries).empty() == **needs;
+        if (*needs) {
+            // A GPU whose needed value is not what it runs with now (one that already runs
+            // through its own same-family override needs nothing new).
+            bool some = false;
+            for (const auto& [node, value] : gpus_needing_override(facts, profiles.find("isa-override"), libraries))
+                for (const auto& g : facts.gpus)
+                    if (g.node == node && !(g.gfx_override && g.gfx_override->value == value)) some = true;
+            holds = holds && some == **needs;
+        }
         if (holds) return AutoChoice{*name, *why, line};
     }
     return Error{"choosing a profile with", file, "no rule matched (end the file with a rule without conditions)",
@@ -109,6 +116,7 @@ void add_findings_env(const kb::KnowledgeBase& kb, const nlohmann::json& doctor_
     auto derived = machine_derived_sets(facts, profiles.find("isa-override"), libraries);
     pc.derived = std::move(derived.sets);
     pc.derived_why = std::move(derived.why);
+    add_override_guard(pc, facts, profiles.find("isa-override"), libraries);
     std::map<std::string, std::string> set;
     std::set<std::string> unset;
     const auto report = kb::run_doctor(kb, doctor_facts);

@@ -47,11 +47,18 @@ PlanContext machine_plan_context(const Root& root, const Facts& facts, const Pat
     pc.site_packages = std::move(site_packages);
     bool needs_site = false;
     bool needs_derived = false;
+    bool touches_override = false;  // the override guard then needs coverage facts
+    const auto is_override = [](const std::string& k) { return k.rfind("HSA_OVERRIDE_GFX_VERSION", 0) == 0; };
     for (const auto& id : ids)
         if (const auto* p = set.find(id))
             for (const auto& op : p->operations) {
                 needs_site = needs_site || op.kind == OpKind::python_hook;
                 needs_derived = needs_derived || !op.derived.empty();
+                touches_override = touches_override || !op.derived.empty() ||
+                                   std::any_of(op.unset.begin(), op.unset.end(), is_override) ||
+                                   std::any_of(op.remove.begin(), op.remove.end(), is_override) ||
+                                   std::any_of(op.set.begin(), op.set.end(),
+                                               [&](const auto& kv) { return is_override(kv.first); });
             }
     if (needs_site && pc.site_packages.empty()) pc.site_packages = default_site_packages(root, facts, env);
     pc.vars = machine_vars(facts);
@@ -61,13 +68,14 @@ PlanContext machine_plan_context(const Root& root, const Facts& facts, const Pat
     // the installed PyTorch contains (coverage facts, headers only: docs/scan.md).
     if (profiles) {
         nlohmann::json scanned;
-        if (needs_derived && !libraries) {
+        if ((needs_derived || touches_override) && !libraries) {
             scanned = scan::libraries_facts(root, facts);
             libraries = &scanned;
         }
         auto derived = machine_derived_sets(facts, profiles->find("isa-override"), needs_derived ? libraries : nullptr);
         pc.derived = std::move(derived.sets);
         pc.derived_why = std::move(derived.why);
+        if (touches_override) add_override_guard(pc, facts, profiles->find("isa-override"), libraries);
     }
     return pc;
 }

@@ -109,6 +109,11 @@ struct PlanContext {
     std::map<std::string, std::string> derived_why;
     // Chip targets of the machine's GPUs, for advisory commands chosen by GPU.
     std::vector<std::string> gpu_targets;
+    // The override guard (kb-format.md rule 6, made a property of the planner): the value each
+    // GPU needs (KFD node -> value, gpus_needing_override), and whether the runtime reads the
+    // per-node form. A plan whose environment leaves such a GPU without its value is refused.
+    std::optional<std::map<unsigned, std::string>> needed_overrides;
+    bool per_node_read = true;
 };
 
 // The {placeholder} values a machine's facts give (only those that are known).
@@ -136,6 +141,9 @@ DerivedSets machine_derived_sets(const Facts& facts, const Profile* override_pro
 // *_VISIBLE_DEVICES hides, nor an integrated GPU next to a discrete one (issue 28).
 std::map<unsigned, std::string> gpus_needing_override(const Facts& facts, const Profile* override_profile,
                                                       const nlohmann::json* libraries = nullptr);
+// Fills the override guard of `pc` (PlanContext::needed_overrides) for this machine.
+void add_override_guard(PlanContext& pc, const Facts& facts, const Profile* override_profile,
+                        const nlohmann::json* libraries);
 // The sets only (older callers).
 std::map<std::string, std::map<std::string, std::string>> machine_derived(const Facts& facts,
                                                                           const Profile* override_profile);

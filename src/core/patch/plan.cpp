@@ -106,15 +106,14 @@ constexpr const char* k_per_node_min_runtime = "6.3";
 std::string gpu_family_key(const std::string& gfx) { return gfx_generic_target(gfx).value_or(gfx); }
 
 // The value a GPU needs, or nullopt: coverage first (the torch library's verdict for the chip
-// itself), then AMD's list and the isa-override rules.
+// itself), then AMD's list and the isa-override rules. A GPU that already runs through a
+// same-family override its library has code for needs that value, its own: it is kept, never
+// replaced by another sibling's (the healthy-machine zoo: a 780M run as 11.0.2), and never
+// removed without a replacement (the machine matrix: a global 10.3.0 an RX 6600 runs on).
 std::optional<std::string> needed_override(const Gpu& gpu, const Profile* rules, const nlohmann::json* libraries) {
     if (!gpu.node || !gpu.gfx_target) return std::nullopt;
-    // A same-family override the machine already has keeps working when the library has code
-    // for the target it selects (or when nothing says otherwise): it is not replaced by another
-    // sibling's value (the healthy-machine zoo: a 780M run as 11.0.2, issue 28).
     const bool own_same_family = gpu.gfx_override && gpu.gfx_override->target &&
-                                 (gpu.gfx_override->relation == OverrideRelation::same_family ||
-                                  gpu.gfx_override->relation == OverrideRelation::identical);
+                                 gpu.gfx_override->relation == OverrideRelation::same_family;
     if (libraries && libraries->contains("coverage") && (*libraries)["coverage"].is_array()) {
         bool any_row = false;
         std::optional<std::string> value;
@@ -122,14 +121,16 @@ std::optional<std::string> needed_override(const Gpu& gpu, const Profile* rules,
             if (!row.is_object() || row.value("node", nlohmann::json()).is_null()) continue;
             if (row["node"].get<unsigned>() != *gpu.node || row.value("library", "") != "torch_hip") continue;
             any_row = true;
-            if (own_same_family && row.value("covered", false)) return std::nullopt;
+            if (row.value("chip_covered", true)) continue;  // code for the chip itself: nothing needed
             const auto chip_override = row.value("chip_override", nlohmann::json());
-            if (!row.value("chip_covered", true) && chip_override.is_string()) value = chip_override.get<std::string>();
+            if (own_same_family && row.value("covered", false)) value = gpu.gfx_override->value;
+            else if (chip_override.is_string()) value = chip_override.get<std::string>();
         }
         if (any_row) return value;  // the library decides; no row: fall back to the list
     }
-    if (own_same_family) return std::nullopt;
-    if (gpu.officially_supported.value_or(true) || !rules) return std::nullopt;
+    if (gpu.officially_supported.value_or(true)) return std::nullopt;
+    if (own_same_family) return gpu.gfx_override->value;
+    if (!rules) return std::nullopt;
     for (const auto& rule : rules->gfx_override)
         if (std::find(rule.targets.begin(), rule.targets.end(), *gpu.gfx_target) != rule.targets.end())
             return rule.value;
@@ -156,6 +157,14 @@ std::map<unsigned, std::string> gpus_needing_override(const Facts& facts, const 
     return needs;
 }
 
+void add_override_guard(PlanContext& pc, const Facts& facts, const Profile* override_profile,
+                        const nlohmann::json* libraries) {
+    pc.needed_overrides = gpus_needing_override(facts, override_profile, libraries);
+    const auto runtime = runtime_version(facts);
+    pc.per_node_read =
+        !runtime || kb::VersionRange::parse(std::string(">=") + k_per_node_min_runtime)->contains(*runtime);
+}
+
 DerivedSets machine_derived_sets(const Facts& facts, const Profile* override_profile, const nlohmann::json* libraries) {
     DerivedSets out;
     const auto needs = gpus_needing_override(facts, override_profile, libraries);
@@ -176,7 +185,18 @@ DerivedSets machine_derived_sets(const Facts& facts, const Profile* override_pro
         !runtime || kb::VersionRange::parse(std::string(">=") + k_per_node_min_runtime)->contains(*runtime);
     std::set<std::string> values;
     for (const auto& [node, value] : needs) values.insert(value);
-    if (families.size() == 1 && values.size() == 1) {
+    // A global value reaches every GPU the runtime enumerates: not when one of them was left
+    // out above (an iGPU next to a discrete GPU, a GPU *_VISIBLE_DEVICES hides), which it would
+    // then point ROCm at (the machine matrix, issue 28).
+    bool left_out = false;
+    {
+        const bool has_dgpu = std::any_of(facts.gpus.begin(), facts.gpus.end(),
+                                          [](const Gpu& g) { return g.node && !g.integrated.value_or(false); });
+        for (const auto& gpu : facts.gpus)
+            if (gpu.node && gpu.gfx_target && !gpu.hidden_by && has_dgpu && gpu.integrated.value_or(false))
+                left_out = true;
+    }
+    if (families.size() == 1 && values.size() == 1 && !left_out) {
         // One ISA family: one global value is right for every GPU (those that do not need it
         // run as a sibling of their own family, or as themselves).
         same_family["HSA_OVERRIDE_GFX_VERSION"] = *values.begin();
@@ -349,6 +369,30 @@ Result<ResolvedEnv> resolve_env_operation(const Patch& patch, const Operation& o
     return change;
 }
 
+namespace {
+// Why the environment `next` (profile.env after the step, over the process environment) leaves a
+// GPU without the override it needs, or "" when it does not.
+std::string override_guard(const PlanContext& ctx, const UserEnv& next, const std::string& patch_id) {
+    const auto lookup = [&](const std::string& k) -> std::optional<std::string> {
+        if (auto it = next.set.find(k); it != next.set.end()) return it->second;
+        if (std::find(next.unset.begin(), next.unset.end(), k) != next.unset.end()) return std::nullopt;
+        if (auto it = ctx.env.find(k); it != ctx.env.end()) return it->second;
+        return std::nullopt;
+    };
+    for (const auto& [node, value] : *ctx.needed_overrides) {
+        std::optional<std::string> effective;
+        if (ctx.per_node_read) effective = lookup(fmt::format("HSA_OVERRIDE_GFX_VERSION_{}", node));
+        if (!effective) effective = lookup("HSA_OVERRIDE_GFX_VERSION");
+        if (effective == value) continue;
+        return fmt::format("{} would leave the GPU at KFD node {} {}; it runs through HSA_OVERRIDE_GFX_VERSION={} "
+                           "(the installed PyTorch has no code for the chip itself, rmcp scan), and no fix may "
+                           "remove an override the installed PyTorch needs (docs/kb-format.md, rule 6)",
+                           patch_id, node, effective ? "with " + *effective : std::string("without it"), value);
+    }
+    return {};
+}
+}  // namespace
+
 Result<Plan> make_plan(const Root& root, const PatchSet& set, const std::vector<std::string>& ids,
                        const PlanContext& ctx) {
     Plan plan;
@@ -433,6 +477,9 @@ Result<Plan> make_plan(const Root& root, const PatchSet& set, const std::vector<
                     drop_unset(k);
                     next.set[k] = v;
                 }
+                if (ctx.needed_overrides)
+                    if (auto refused = override_guard(ctx, next, id); !refused.empty())
+                        return Error{"planning patch", id, refused, ExitCode::environment};
                 // In effect when the variables already say so, whatever the file's layout.
                 step.in_effect = st->exists && next == *cur;
                 step.new_content = step.in_effect ? st->content : render_env_file(next);

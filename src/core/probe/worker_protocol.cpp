@@ -252,7 +252,11 @@ std::string child_report_problem(const json& report) {
         const auto it = report.find(key);
         if (it != report.end()) f.require(it->is_number(), key, "a number");
     };
-    for (const char* key : {"median_ms", "min_ms", "error", "tolerance"}) number(key);
+    for (const char* key : {"median_ms", "min_ms", "tolerance"}) number(key);
+    // A non-finite error is written as a word (JSON has no NaN or infinity: worker.py writes "inf").
+    if (const auto it = report.find("error"); it != report.end())
+        f.require(it->is_number() || (it->is_string() && it->get_ref<const std::string&>().size() <= 16), "error",
+                  "a number, or a word for a non-finite one");
     if (const auto it = report.find("times_ms"); it != report.end()) {
         const bool numbers = it->is_array() && it->size() <= 100'000 &&
                              std::all_of(it->begin(), it->end(), [](const json& t) { return t.is_number(); });

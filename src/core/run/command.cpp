@@ -159,7 +159,7 @@ Result<CommandOutcome> run_command(const CommandRequest& request, Diagnostics& d
         if (!lib) return lib.error();
         options.preload_library = *lib;
     }
-    if (request.dry_run) return CommandOutcome{0, std::move(options.plan)};
+    if (request.dry_run) return CommandOutcome{0, std::move(options.plan), std::nullopt};
     options.argv = request.command;
     options.terminal = request.pty ? Terminal::pty : Terminal::pipes;
     options.log_path = request.log;
