@@ -70,6 +70,11 @@ def load_table(path=TABLE):
         data = tomllib.load(f)
     targets = {t["gfx"]: t for t in data["target"]}
     wheels = data["wheel"]
+    # AMD's support list (data/rocm-support.toml) names no target this table lacks.
+    with open(path.parent / "rocm-support.toml", "rb") as f:
+        listed = {t["gfx"] for t in tomllib.load(f)["target"]}
+    if listed - set(targets):
+        sys.exit(f"{path}: no row for {', '.join(sorted(listed - set(targets)))}, which data/rocm-support.toml lists")
     for t in targets.values():
         for w in t["wheels"]:
             if w not in wheels:
@@ -346,6 +351,7 @@ def manifest(machines):
     """What the checker reads: the machines and, from the table, each target's override family
     and the other-family targets users run it as (works_as)."""
     return {"schema": 1, "families": {g: override_family(g) for g in TARGETS},
+            "table": {g: {k: t[k] for k in ("family", "generic", "integrated")} for g, t in TARGETS.items()},
             "works_as": {g: t.get("works_as", []) for g, t in TARGETS.items()}, "machines": machines}
 
 

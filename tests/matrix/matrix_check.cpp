@@ -32,6 +32,7 @@
 // Output: one JSON object per violation on stdout, a summary on stderr. Exit 0 when every
 // machine was checked (violations or not), 2 on a usage or manifest error.
 #include "detect/detect.hpp"
+#include "detect/gfx.hpp"
 #include "kb/doctor.hpp"
 #include "kb/kb.hpp"
 #include "patch/applier.hpp"
@@ -408,18 +409,28 @@ void judge_env_change(Context& cx, const Machine& m, const Change& c, const std:
 // I1 for what an advisory prints: HSA_OVERRIDE_GFX_VERSION[_N]=V lines it tells the user to set.
 void judge_advisory(Context& cx, const Machine& m, const std::string& step, const std::vector<std::string>& who,
                     const std::string& text) {
-    static const std::regex re(R"(HSA_OVERRIDE_GFX_VERSION(?:_(\d+))?=['"]?([0-9]+\.[0-9]+\.[0-9]+))");
-    for (auto it = std::sregex_iterator(text.begin(), text.end(), re); it != std::sregex_iterator(); ++it) {
-        const auto as = parse_override((*it)[2]);
-        if (!as) continue;
-        for (const auto& g : m.gpus) {
-            if ((*it)[1].matched && std::to_string(g.node) != (*it)[1].str()) continue;
-            if (!(*it)[1].matched && m.per_node_read && m.env.count(fmt::format("{}_{}", k_override, g.node)) != 0)
-                continue;  // a per-node value already wins over the global one there
-            if (family_of(*as) != g.family)
-                violate(cx, m, "I1 cross-family", step, who,
-                        fmt::format("it prints `{}`, which runs node {} ({}, {}) as {}, another ISA family",
-                                    (*it)[0].str(), g.node, g.gfx, g.family, *as));
+    // An assignment where a command starts (line start, after ; & | or `export`/`env`), outside
+    // comments: "# remove any HSA_OVERRIDE_GFX_VERSION=11.0.0" asks for no override.
+    static const std::regex re(
+        R"((?:^|[;&|]\s*|\bexport\s+|\benv\s+)HSA_OVERRIDE_GFX_VERSION(?:_(\d+))?=['"]?([0-9]+\.[0-9]+\.[0-9]+))");
+    for (std::size_t start = 0; start < text.size();) {
+        auto end = text.find('\n', start);
+        if (end == std::string::npos) end = text.size();
+        std::string line = text.substr(start, end - start);
+        start = end + 1;
+        line = line.substr(0, line.find('#'));  // std::regex's ^ is the start of this line only
+        for (auto it = std::sregex_iterator(line.begin(), line.end(), re); it != std::sregex_iterator(); ++it) {
+            const auto as = parse_override((*it)[2]);
+            if (!as) continue;
+            for (const auto& g : m.gpus) {
+                if ((*it)[1].matched && std::to_string(g.node) != (*it)[1].str()) continue;
+                if (!(*it)[1].matched && m.per_node_read && m.env.count(fmt::format("{}_{}", k_override, g.node)) != 0)
+                    continue;  // a per-node value already wins over the global one there
+                if (family_of(*as) != g.family)
+                    violate(cx, m, "I1 cross-family", step, who,
+                            fmt::format("it prints `{}`, which runs node {} ({}, {}) as {}, another ISA family",
+                                        (*it)[0].str(), g.node, g.gfx, g.family, *as));
+            }
         }
     }
 }
@@ -471,10 +482,12 @@ void judge_apply(Context& cx, const Machine& m, const Change& c, const Counts& b
         fs::remove_all(copy, ec);
         return;
     }
-    std::string advisory;
+    std::map<std::string, std::string> advisory;  // patch -> what it prints
     for (const auto& s : plan->steps)
-        if (s.op->kind == rmcp::patch::OpKind::advisory) advisory += s.advisory + "\n";
-    if (!advisory.empty()) judge_advisory(cx, m, c.step, all(), advisory);
+        if (s.op->kind == rmcp::patch::OpKind::advisory) advisory[s.patch->id] += s.advisory + "\n";
+    for (const auto& [id, text] : advisory)
+        judge_advisory(cx, m, c.step,
+                       blame(cx, Change{c.step, {id}, {}, c.report}, [](const std::string&) { return true; }), text);
     auto root_after = rmcp::Root::open(copy);
     const auto env_after = env_with_profile(m, *root_after);
     judge_env_change(cx, m, c, env_before, env_after);
@@ -627,6 +640,36 @@ int main(int argc, char** argv) {
     for (const auto& [gfx, fam] : manifest.at("families").items()) g_family[gfx] = fam.get<std::string>();
     for (const auto& [gfx, list] : manifest.at("works_as").items())
         for (const auto& t : list) g_works_as[gfx].insert(t.get<std::string>());
+
+    // The table and rmcp's own target knowledge (src/core/detect/gfx.cpp) agree: architecture
+    // generation, LLVM generic target where rmcp knows one, APU-only/discrete-only. A generic
+    // target rmcp does not know is a note (gfx9-4-generic): rmcp then treats those chips as a
+    // family of one, which never allows more than the table does.
+    const json no_rows = json::object();
+    const json& rows = manifest.value("check_table", false) ? manifest.at("table") : no_rows;
+    for (const auto& [gfx, row] : rows.items()) {
+        const auto fam = rmcp::gfx_family(gfx);
+        const auto gen = rmcp::gfx_generic_target(gfx);
+        const auto integ = rmcp::gfx_integrated(gfx);
+        const auto want_gen = row.at("generic").get<std::string>();
+        std::string problem;
+        if (fam != row.at("family").get<std::string>())
+            problem =
+                fmt::format("family {} in the table, {} in gfx.cpp", row.at("family").dump(), fam.value_or("none"));
+        else if (gen && *gen != want_gen)
+            problem = fmt::format("generic {} in the table, {} in gfx.cpp", want_gen, *gen);
+        else if (integ && *integ != row.at("integrated").get<bool>())
+            problem = fmt::format("integrated {} in the table, {} in gfx.cpp", row.at("integrated").dump(), *integ);
+        if (!problem.empty()) {
+            Machine table;
+            table.id = "data/gfx-targets.toml:" + gfx;
+            table.dims = json::object();
+            violate(cx, table, "table", "gfx.cpp", {gfx}, problem);
+        } else if (!gen && !want_gen.empty()) {
+            std::fprintf(stderr, "note: gfx.cpp has no generic target for %s (the table: %s)\n", gfx.c_str(),
+                         want_gen.c_str());
+        }
+    }
 
     const auto start = std::chrono::steady_clock::now();
     std::size_t n = 0;

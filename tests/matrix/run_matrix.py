@@ -71,13 +71,14 @@ def write_all(machines, out, jobs):
         _write_chunk((machines, str(out)))
 
 
-def run_checker(checker, data, machines, out, jobs):
-    """Runs the checker over `machines` (already written under `out`); returns the violations."""
+def run_checker(checker, data, machines, out, jobs, check_table=False):
+    """Runs the checker over `machines` (already written under `out`); returns the violations.
+    check_table: the first process also compares the table with rmcp's gfx.cpp."""
     parts = [machines[i::jobs] for i in range(jobs)] if jobs > 1 and len(machines) > 50 else [machines]
     procs = []
     for i, part in enumerate(parts):
         manifest = out / f"manifest.{i}.json"
-        manifest.write_text(json.dumps(gm.manifest(part)))
+        manifest.write_text(json.dumps(dict(gm.manifest(part), check_table=check_table and i == 0)))
         procs.append(subprocess.Popen([str(checker), str(manifest), str(data), str(out / f".scratch.{i}")],
                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
     violations, notes, failed = [], [], False
@@ -176,7 +177,9 @@ def main(argv):
         write_all(machines, work / "all", args.jobs)
         t1 = time.monotonic()
         violations, notes = run_checker(args.checker.resolve(), args.data.resolve(), machines, work / "all",
-                                        args.jobs)
+                                        args.jobs, check_table=True)
+        table = [v for v in violations if v["invariant"] == "table"]
+        violations = [v for v in violations if v["invariant"] != "table"]
         t2 = time.monotonic()
         print(f"machine matrix: {len(machines)} machines from {gm.TABLE.relative_to(gm.SOURCE)} "
               f"({len(gm.TARGETS)} targets); trees written in {t1 - t0:.1f} s, checked in {t2 - t1:.1f} s")
@@ -213,11 +216,13 @@ def main(argv):
             print(f"  reproduce: rmcp --root {r['tree']} doctor   (HOME={gm.HOME}; data: {args.data.resolve()})")
             print(f"  or: {sys.argv[0]} --checker {args.checker} --data {args.data} --machine "
                   f"'{json.dumps(r['minimal'])}'")
+        for v in table:
+            print(f"\nTABLE {v['machine']}: {v['detail']} (data/gfx-targets.toml and src/core/detect/gfx.cpp disagree)")
         if args.report:
             args.report.write_text(json.dumps(report, indent=1))
         print(f"\nmachine matrix: {len(machines)} machines, {len(violations)} violations in {len(groups)} kinds, "
               f"{time.monotonic() - t0:.1f} s")
-        return 1 if violations else 0
+        return 1 if violations or table else 0
     finally:
         if not args.work:
             shutil.rmtree(work, ignore_errors=True)
