@@ -184,7 +184,8 @@ def main(argv):
         print(f"machine matrix: {len(machines)} machines from {gm.TABLE.relative_to(gm.SOURCE)} "
               f"({len(gm.TARGETS)} targets); trees written in {t1 - t0:.1f} s, checked in {t2 - t1:.1f} s")
         for n in notes:
-            print("  " + n)
+            for line in n.splitlines():
+                print("  " + line)
         groups = {}
         for v in violations:
             groups.setdefault(key_of(v), []).append(v)
