@@ -169,9 +169,15 @@ def main(argv):
         machines = unique_machines(gm.all_dims(args.full))
         if args.sample and args.sample < len(machines):
             machines = random.Random(args.seed).sample(machines, args.sample)
-    # tmpfs when there is one: the Applier fsyncs every write it journals.
+    # tmpfs when there is one with room (the Applier fsyncs every write it journals; the trees
+    # take some 250 KiB each there, 4 KiB per small file, so about 650 MiB for the default run;
+    # a container's 64 MiB /dev/shm is left alone): else the default temporary directory.
     shm = pathlib.Path("/dev/shm")
-    base = os.environ.get("RMCP_MATRIX_DIR") or (str(shm) if shm.is_dir() and os.access(shm, os.W_OK) else None)
+    roomy = False
+    if shm.is_dir() and os.access(shm, os.W_OK):
+        st = os.statvfs(shm)
+        roomy = st.f_bavail * st.f_frsize > 2 * 300 * 1024 * len(machines) + (256 << 20)
+    base = os.environ.get("RMCP_MATRIX_DIR") or (str(shm) if roomy else None)
     work = args.work or pathlib.Path(tempfile.mkdtemp(prefix="rmcp-matrix.", dir=base))
     try:
         write_all(machines, work / "all", args.jobs)
@@ -194,6 +200,11 @@ def main(argv):
         minimal = {} if args.no_shrink else shrink(groups, args.checker.resolve(), args.data.resolve(), work,
                                                    args.jobs)
         report = []
+        # The trees of an earlier run go: only this run's minimal machines are kept.
+        if args.keep.is_dir():
+            for old in args.keep.iterdir():
+                if old.is_dir() and re.fullmatch(r"[a-z0-9.+-]+", old.name):
+                    shutil.rmtree(old)
         if groups:
             args.keep.mkdir(parents=True, exist_ok=True)
         for k, vs in sorted(groups.items(), key=lambda kv: (kv[0][0], -len(kv[1]))):
@@ -214,7 +225,7 @@ def main(argv):
                   + (f" (first fix of: {', '.join(r['entries'])})" if r["entries"] else ""))
             print(f"  minimal machine: {json.dumps(r['minimal'])}")
             print(f"  {r['detail']}")
-            print(f"  reproduce: rmcp --root {r['tree']} doctor   (HOME={gm.HOME}; data: {args.data.resolve()})")
+            print(f"  reproduce: HOME={gm.HOME} RMCP_DATA_DIR={args.data.resolve()} rmcp --root {r['tree']} doctor")
             print(f"  or: {sys.argv[0]} --checker {args.checker} --data {args.data} --machine "
                   f"'{json.dumps(r['minimal'])}'")
         for v in table:
