@@ -179,6 +179,10 @@ Result<AutoDecision> choose_auto(const ProfileSet& profiles, const Facts& facts,
     if (d.env.hide_gpu) return d;
     auto patches = load_patches(sources.patch_dir);
     if (!patches) return patches.error();
+    if (sources.kb) {
+        add_findings_env(*sources.kb, doctor_facts, facts, *patches, profiles, d);
+        return d;
+    }
     auto kb = kb::load(sources.kb_dir);
     if (!kb) {
         d.notes.push_back(fmt::format("auto: knowledge base not used ({}); the profile comes from the rules alone",

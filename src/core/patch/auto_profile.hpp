@@ -17,6 +17,9 @@
 namespace rmcp {
 struct Facts;
 }
+namespace rmcp::kb {
+struct KnowledgeBase;
+}
 
 namespace rmcp::patch {
 
@@ -43,6 +46,9 @@ struct AutoSources {
     std::filesystem::path rules_file;  // profiles/rules/auto.toml
     std::filesystem::path patch_dir;
     std::filesystem::path kb_dir;
+    // The knowledge base of kb_dir when the caller has it loaded already (doctor does): used
+    // instead of loading kb_dir again, which is most of the decision's time.
+    const kb::KnowledgeBase* kb = nullptr;
 };
 
 // The auto profile for a machine: the rule's rung, resolved for its GPUs, plus, unless the

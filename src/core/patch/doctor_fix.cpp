@@ -186,7 +186,7 @@ Result<DoctorOutcome> doctor_with_state(const Root& root, const kb::KnowledgeBas
     if (!profiles) return profiles.error();
     std::optional<ProfileEnv> profile_env;
     if (request.profile == "auto" || request.decide_auto) {
-        AutoSources sources{request.profile_dir / "rules" / "auto.toml", request.patch_dir, request.kb_dir};
+        AutoSources sources{request.profile_dir / "rules" / "auto.toml", request.patch_dir, request.kb_dir, &kb};
         auto decision = choose_auto(*profiles, facts, raw_json, sources);
         if (!decision) return decision.error();
         if (request.profile == "auto") profile_env = decision->env;
