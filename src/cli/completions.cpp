@@ -503,8 +503,8 @@ void add_completions_command(CLI::App& app, Context& ctx, Action& action) {
             if (!format) return fail(ctx, format.error());
             if (*format == OutputFormat::json)
                 ctx.out.print("{}", json_output(ctx, nlohmann::json{{"schema_version", 1},
-                                                                 {"shell", shell},
-                                                                 {"script", render_completions(app, shell)}}));
+                                                                    {"shell", shell},
+                                                                    {"script", render_completions(app, shell)}}));
             else ctx.out.print("{}", render_completions(app, shell));
             return 0;
         };

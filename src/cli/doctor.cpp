@@ -99,8 +99,8 @@ int do_doctor(Context& ctx, const DoctorArgs& args) {
     }
     default:
         // Colour only for a terminal: a file named with -o gets plain text.
-        text = shown_text(ctx,
-                          render_doctor_text(report, args.output.empty() || args.output == "-" ? ctx.style() : Style(false)));
+        text = shown_text(ctx, render_doctor_text(report, args.output.empty() || args.output == "-" ? ctx.style()
+                                                                                                    : Style(false)));
         break;
     }
     // -o FILE: written whole or not at all, the previous file intact on a full disk

@@ -133,10 +133,10 @@ int do_env(Context& ctx, const EnvOptions& eo) {
         nlohmann::json set_json = nlohmann::json::object();
         for (const auto& [k, v] : set) set_json[k] = v;
         ctx.out.print("{}", json_output(ctx, nlohmann::json{{"schema_version", 1},
-                                                         {"shell", eo.shell},
-                                                         {"set", set_json},
-                                                         {"unset", unset},
-                                                         {"script", out}}));
+                                                            {"shell", eo.shell},
+                                                            {"set", set_json},
+                                                            {"unset", unset},
+                                                            {"script", out}}));
         return 0;
     }
     ctx.out.print("{}", out);

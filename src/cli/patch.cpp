@@ -199,13 +199,14 @@ int do_rollback(Context& ctx, const PatchOptions& po) {
             for (const auto& t : (*done)->targets)
                 targets.push_back(
                     {{"path", shown_path(*root, t.path)}, {"action", t.existed ? "restored" : "removed"}});
-        ctx.out.print("{}",
-                   json_output(ctx, nlohmann::json{
-                                        {"schema_version", 1},
-                                        {"transaction", *done ? nlohmann::json((*done)->id) : nlohmann::json(nullptr)},
-                                        {"patches", *done ? nlohmann::json((*done)->patches) : nlohmann::json::array()},
-                                        {"targets", targets},
-                                        {"note", *done ? nlohmann::json(nullptr) : nlohmann::json(nothing)}}));
+        ctx.out.print(
+            "{}",
+            json_output(ctx,
+                        nlohmann::json{{"schema_version", 1},
+                                       {"transaction", *done ? nlohmann::json((*done)->id) : nlohmann::json(nullptr)},
+                                       {"patches", *done ? nlohmann::json((*done)->patches) : nlohmann::json::array()},
+                                       {"targets", targets},
+                                       {"note", *done ? nlohmann::json(nullptr) : nlohmann::json(nothing)}}));
         return 0;
     }
     if (!*done) {
@@ -290,8 +291,8 @@ int apply_patches(Context& ctx, const ApplyRequest& request) {
                                    "refusing without confirmation: stdin is not a terminal; review it with "
                                    "`rmcp patch plan`, then pass --yes",
                                    ExitCode::usage});
-        ctx.diag.raw(fmt::format("{}\nApply {} change(s)? [y/N] ", terminal_safe(render::render_plan(*plan), Shown::lines),
-                                 plan->writes()));
+        ctx.diag.raw(fmt::format("{}\nApply {} change(s)? [y/N] ",
+                                 terminal_safe(render::render_plan(*plan), Shown::lines), plan->writes()));
         std::string answer;
         std::getline(std::cin, answer);
         if (answer != "y" && answer != "Y" && answer != "yes") {

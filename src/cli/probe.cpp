@@ -46,12 +46,12 @@ void print_progress(Context& ctx, const probe::ProgressEvent& e) {
     counter += "]";
     const std::string config = e.phase == "baseline" ? "" : fmt::format("{} {{{}}} ", e.phase, e.configuration->key());
     // The scenario and its outcome come from the catalogue and the worker: one terminal-safe line.
-    ctx.diag.raw(terminal_safe(fmt::format("{} {}{} {} {} {} … {}", counter, config, e.scenario->id,
-                                           probe::direction_tag(e.scenario->direction),
-                                           probe::dtype_tag(e.scenario->dtype), e.scenario->op,
-                                           probe::describe(*e.result)),
-                               Shown::line) +
-                 "\n");
+    ctx.diag.raw(
+        terminal_safe(fmt::format("{} {}{} {} {} {} … {}", counter, config, e.scenario->id,
+                                  probe::direction_tag(e.scenario->direction), probe::dtype_tag(e.scenario->dtype),
+                                  e.scenario->op, probe::describe(*e.result)),
+                      Shown::line) +
+        "\n");
 }
 
 Status write_html(Context& ctx, const nlohmann::json& result, const std::string& file, const std::string& source) {

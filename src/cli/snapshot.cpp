@@ -36,9 +36,9 @@ int print_listing(Context& ctx, const SnapshotSummary& s, OutputFormat format) {
         nlohmann::json omitted = nlohmann::json::array();
         for (const auto& o : s.omitted) omitted.push_back({{"path", o.path}, {"reason", o.reason}});
         ctx.out.print("{}", json_output(ctx, nlohmann::json{{"schema_version", 1},
-                                                         {"entries", entries},
-                                                         {"omitted", omitted},
-                                                         {"total_bytes", total}}));
+                                                            {"entries", entries},
+                                                            {"omitted", omitted},
+                                                            {"total_bytes", total}}));
         return 0;
     }
     for (const auto& e : s.entries) print_text(ctx, "{:>10}  {:<6}  {}\n", e.size, e.kind, e.path);
@@ -91,12 +91,12 @@ void add_snapshot_command(CLI::App& app, Context& ctx, Action& action) {
                                          summary->directories, summary->meta_records));
             if (*format == OutputFormat::json)
                 ctx.out.print("{}", json_output(ctx, nlohmann::json{{"schema_version", 1},
-                                                                 {"output", args->output},
-                                                                 {"archive_bytes", summary->archive_bytes},
-                                                                 {"files", summary->files},
-                                                                 {"links", summary->links},
-                                                                 {"directories", summary->directories},
-                                                                 {"meta_records", summary->meta_records}}));
+                                                                    {"output", args->output},
+                                                                    {"archive_bytes", summary->archive_bytes},
+                                                                    {"files", summary->files},
+                                                                    {"links", summary->links},
+                                                                    {"directories", summary->directories},
+                                                                    {"meta_records", summary->meta_records}}));
             return 0;
         };
     });

@@ -23,8 +23,10 @@
 //   I4 false-alarm   no open critical when PyTorch has code for every GPU's own target, no
 //                    override is set, the device nodes are accessible and the driver is live
 //   I5 hide          without an AMD GPU, no step exports a variable that hides GPUs
-//   I6 worse         following `next:` (and doctor --fix) never leaves more criticals, a new
-//                    critical, or, with as many criticals, more warnings than before
+//   I6 worse         following `next:` (and doctor --fix) never leaves more criticals, never
+//                    stops a GPU that ran, and with the same criticals never adds warnings. A
+//                    critical that was hidden by the state the step fixed (one critical fixed,
+//                    the next one shown: "unmasked") is the doctor's progress, not harm.
 //
 // Advisory patches (every operation prints a command) change nothing: they are judged by the
 // text they print (I1: an HSA_OVERRIDE_GFX_VERSION value it tells the user to set).
@@ -372,7 +374,13 @@ void judge_env_change(Context& cx, const Machine& m, const Change& c, const std:
         if (override_touched) {
             if (const auto ov = override_for(m, g, after)) {
                 const auto as = parse_override(*ov);
-                if (as && family_of(*as) != g.family)
+                // A works_as pairing the GPU already ran on and needs (RDNA1 as gfx1030 with a
+                // PyTorch without gfx101X code) may be kept, moved to its per-node form: I2
+                // forbids removing it (KB audit 2, item 2). Proposing it anew stays a violation.
+                const auto before_ov = override_for(m, g, before);
+                const bool kept_as_it_ran = before_ov && parse_override(*before_ov) == as &&
+                                            runs_correctly_as(g.gfx, *as) && override_needed(m, g, before);
+                if (as && family_of(*as) != g.family && !kept_as_it_ran)
                     violate(cx, m, "I1 cross-family", step, override_blame(),
                             fmt::format("after it, node {} ({}, {}) runs as {} ({}={}), another ISA family", g.node,
                                         g.gfx, g.family, *as, k_override, *ov));
@@ -499,13 +507,10 @@ void judge_apply(Context& cx, const Machine& m, const Change& c, const Counts& b
         std::vector<std::string> fresh;
         for (const auto& k : n.critical_keys)
             if (before_counts.critical_keys.count(k) == 0) fresh.push_back(k);
-        const bool worse = n.critical > before_counts.critical || !fresh.empty() ||
-                           (n.critical == before_counts.critical && n.warning > before_counts.warning);
+        const int ran = runnable(m, env_before), runs = runnable(m, env_after);
+        const bool worse = n.critical > before_counts.critical || runs < ran ||
+                           (n.critical == before_counts.critical && fresh.empty() && n.warning > before_counts.warning);
         if (worse) {
-            // Whether a GPU that ran stops running (harm), or the new critical was there all along,
-            // hidden by the state the step changed (a malformed override fails runtime init
-            // before any code is looked for): reported alike, told apart in the detail.
-            const int ran = runnable(m, env_before), runs = runnable(m, env_after);
             violate(cx, m, "I6 worse", c.step, all(),
                     fmt::format("before: {}; after: {}; GPUs PyTorch can run: {} before, {} after{}",
                                 summary(before_counts), summary(n), ran, runs,

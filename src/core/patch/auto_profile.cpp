@@ -117,6 +117,7 @@ void add_findings_env(const kb::KnowledgeBase& kb, const nlohmann::json& doctor_
     pc.derived = std::move(derived.sets);
     pc.derived_why = std::move(derived.why);
     add_override_guard(pc, facts, profiles.find("isa-override"), libraries);
+    pc.env = facts.env;
     std::map<std::string, std::string> set;
     std::set<std::string> unset;
     const auto report = kb::run_doctor(kb, doctor_facts);
@@ -139,6 +140,24 @@ void add_findings_env(const kb::KnowledgeBase& kb, const nlohmann::json& doctor_
             }
             if (!resolved) d.verbose.push_back(fmt::format("auto: {} does not apply on this machine", p->id));
             if (!resolved || changes.empty()) continue;  // try the finding's next fix
+            {
+                // The override guard over everything auto would set: the rung, the fixes so far, this one.
+                std::map<std::string, std::string> all_set = d.env.set;
+                std::vector<std::string> all_unset = d.env.unset;
+                for (const auto& [k, v] : set) all_set[k] = v;
+                all_unset.insert(all_unset.end(), unset.begin(), unset.end());
+                for (const auto& c : changes) {
+                    for (const auto& k : c.unset) {
+                        all_set.erase(k);
+                        all_unset.push_back(k);
+                    }
+                    for (const auto& [k, v] : c.set) all_set[k] = v;
+                }
+                if (auto refused = override_guard(pc, all_set, all_unset, p->id); !refused.empty()) {
+                    d.verbose.push_back("auto: " + refused);
+                    continue;
+                }
+            }
             if (std::find(d.patches.begin(), d.patches.end(), p->id) == d.patches.end()) {
                 d.patches.push_back(p->id);
                 d.notes.push_back(fmt::format("auto: finding {} → patch {}", finding.entry->id, p->id));
@@ -176,6 +195,21 @@ Result<AutoDecision> choose_auto(const ProfileSet& profiles, const Facts& facts,
     auto resolved = profiles.resolve(choice->profile, gpu_targets(facts));
     if (!resolved) return resolved.error();
     d.env = std::move(*resolved);
+    // One global override reaches every GPU the runtime enumerates: never where that includes
+    // an iGPU next to a discrete GPU (AMD: ROCm does not support integrated graphics; the
+    // machine matrix, issue 28). The findings' fixes then write per-node values.
+    if (d.env.set.count("HSA_OVERRIDE_GFX_VERSION") != 0) {
+        const bool has_dgpu = std::any_of(facts.gpus.begin(), facts.gpus.end(),
+                                          [](const Gpu& g) { return g.node && !g.integrated.value_or(false); });
+        const bool igpu_runs = std::any_of(facts.gpus.begin(), facts.gpus.end(), [](const Gpu& g) {
+            return g.node && !g.hidden_by && g.integrated.value_or(false);
+        });
+        if (has_dgpu && igpu_runs) {
+            d.env.set.erase("HSA_OVERRIDE_GFX_VERSION");
+            d.notes.push_back("auto: no global HSA_OVERRIDE_GFX_VERSION: it would reach the integrated GPU next to "
+                              "the discrete one");
+        }
+    }
     if (d.env.hide_gpu) return d;
     auto patches = load_patches(sources.patch_dir);
     if (!patches) return patches.error();

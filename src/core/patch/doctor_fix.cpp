@@ -54,11 +54,11 @@ PlanContext machine_plan_context(const Root& root, const Facts& facts, const Pat
             for (const auto& op : p->operations) {
                 needs_site = needs_site || op.kind == OpKind::python_hook;
                 needs_derived = needs_derived || !op.derived.empty();
-                touches_override = touches_override || !op.derived.empty() ||
-                                   std::any_of(op.unset.begin(), op.unset.end(), is_override) ||
-                                   std::any_of(op.remove.begin(), op.remove.end(), is_override) ||
-                                   std::any_of(op.set.begin(), op.set.end(),
-                                               [&](const auto& kv) { return is_override(kv.first); });
+                touches_override =
+                    touches_override || !op.derived.empty() ||
+                    std::any_of(op.unset.begin(), op.unset.end(), is_override) ||
+                    std::any_of(op.remove.begin(), op.remove.end(), is_override) ||
+                    std::any_of(op.set.begin(), op.set.end(), [&](const auto& kv) { return is_override(kv.first); });
             }
     if (needs_site && pc.site_packages.empty()) pc.site_packages = default_site_packages(root, facts, env);
     pc.vars = machine_vars(facts);

@@ -141,6 +141,10 @@ DerivedSets machine_derived_sets(const Facts& facts, const Profile* override_pro
 // *_VISIBLE_DEVICES hides, nor an integrated GPU next to a discrete one (issue 28).
 std::map<unsigned, std::string> gpus_needing_override(const Facts& facts, const Profile* override_profile,
                                                       const nlohmann::json* libraries = nullptr);
+// Why an environment (`set` and `unset` over the process environment ctx.env) leaves a GPU of
+// ctx.needed_overrides without the override it needs, naming `patch_id`; "" when it does not.
+std::string override_guard(const PlanContext& ctx, const std::map<std::string, std::string>& set,
+                           const std::vector<std::string>& unset, const std::string& patch_id);
 // Fills the override guard of `pc` (PlanContext::needed_overrides) for this machine.
 void add_override_guard(PlanContext& pc, const Facts& facts, const Profile* override_profile,
                         const nlohmann::json* libraries);

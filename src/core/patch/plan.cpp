@@ -112,8 +112,19 @@ std::string gpu_family_key(const std::string& gfx) { return gfx_generic_target(g
 // removed without a replacement (the machine matrix: a global 10.3.0 an RX 6600 runs on).
 std::optional<std::string> needed_override(const Gpu& gpu, const Profile* rules, const nlohmann::json* libraries) {
     if (!gpu.node || !gpu.gfx_target) return std::nullopt;
-    const bool own_same_family = gpu.gfx_override && gpu.gfx_override->target &&
-                                 gpu.gfx_override->relation == OverrideRelation::same_family;
+    // Its own override is one to keep: same-family, or a kept cross-family one (profile gfx_kept).
+    const auto kept = [&] {
+        if (!rules || !gpu.gfx_override) return false;
+        for (const auto& rule : rules->gfx_kept)
+            if (rule.value == gpu.gfx_override->value &&
+                std::find(rule.targets.begin(), rule.targets.end(), *gpu.gfx_target) != rule.targets.end())
+                return true;
+        return false;
+    };
+    const bool own_same_family =
+        gpu.gfx_override && gpu.gfx_override->target && gpu.gfx_override->relation == OverrideRelation::same_family;
+    // A kept cross-family override counts only where the library shows the GPU runs on it.
+    const bool own_kept = own_same_family || (gpu.gfx_override && gpu.gfx_override->target && kept());
     if (libraries && libraries->contains("coverage") && (*libraries)["coverage"].is_array()) {
         bool any_row = false;
         std::optional<std::string> value;
@@ -123,7 +134,7 @@ std::optional<std::string> needed_override(const Gpu& gpu, const Profile* rules,
             any_row = true;
             if (row.value("chip_covered", true)) continue;  // code for the chip itself: nothing needed
             const auto chip_override = row.value("chip_override", nlohmann::json());
-            if (own_same_family && row.value("covered", false)) value = gpu.gfx_override->value;
+            if (own_kept && row.value("covered", false)) value = gpu.gfx_override->value;
             else if (chip_override.is_string()) value = chip_override.get<std::string>();
         }
         if (any_row) return value;  // the library decides; no row: fall back to the list
@@ -369,13 +380,12 @@ Result<ResolvedEnv> resolve_env_operation(const Patch& patch, const Operation& o
     return change;
 }
 
-namespace {
-// Why the environment `next` (profile.env after the step, over the process environment) leaves a
-// GPU without the override it needs, or "" when it does not.
-std::string override_guard(const PlanContext& ctx, const UserEnv& next, const std::string& patch_id) {
+std::string override_guard(const PlanContext& ctx, const std::map<std::string, std::string>& set,
+                           const std::vector<std::string>& unset, const std::string& patch_id) {
+    if (!ctx.needed_overrides) return {};
     const auto lookup = [&](const std::string& k) -> std::optional<std::string> {
-        if (auto it = next.set.find(k); it != next.set.end()) return it->second;
-        if (std::find(next.unset.begin(), next.unset.end(), k) != next.unset.end()) return std::nullopt;
+        if (auto it = set.find(k); it != set.end()) return it->second;
+        if (std::find(unset.begin(), unset.end(), k) != unset.end()) return std::nullopt;
         if (auto it = ctx.env.find(k); it != ctx.env.end()) return it->second;
         return std::nullopt;
     };
@@ -391,7 +401,6 @@ std::string override_guard(const PlanContext& ctx, const UserEnv& next, const st
     }
     return {};
 }
-}  // namespace
 
 Result<Plan> make_plan(const Root& root, const PatchSet& set, const std::vector<std::string>& ids,
                        const PlanContext& ctx) {
@@ -477,9 +486,8 @@ Result<Plan> make_plan(const Root& root, const PatchSet& set, const std::vector<
                     drop_unset(k);
                     next.set[k] = v;
                 }
-                if (ctx.needed_overrides)
-                    if (auto refused = override_guard(ctx, next, id); !refused.empty())
-                        return Error{"planning patch", id, refused, ExitCode::environment};
+                if (auto refused = override_guard(ctx, next.set, next.unset, id); !refused.empty())
+                    return Error{"planning patch", id, refused, ExitCode::environment};
                 // In effect when the variables already say so, whatever the file's layout.
                 step.in_effect = st->exists && next == *cur;
                 step.new_content = step.in_effect ? st->content : render_env_file(next);

@@ -29,7 +29,7 @@ Result<Profile> parse_profile(std::string_view text, const std::string& file) {
     const toml::table& t = *parsed;
     if (auto s = detail::check_keys(t, file,
                                     {"name", "description", "cost", "rank", "extends", "hide_gpu", "set", "unset",
-                                     "gfx_override"},
+                                     "gfx_override", "gfx_kept"},
                                     "a profile");
         !s)
         return s.error();
@@ -76,13 +76,17 @@ Result<Profile> parse_profile(std::string_view text, const std::string& file) {
         if (p.set.count(k) != 0)
             return data_error(file, line_of(*t.get("unset")), fmt::format("'{}' is both set and unset", k));
     }
-    if (const toml::node* go = t.get("gfx_override")) {
+    for (const char* key : {"gfx_override", "gfx_kept"}) {
+        const toml::node* go = t.get(key);
+        if (!go) continue;
+        auto& rules = std::string_view(key) == "gfx_override" ? p.gfx_override : p.gfx_kept;
         const auto* arr = go->as_array();
-        if (!arr) return data_error(file, line_of(*go), "'gfx_override' must be an array of tables ([[gfx_override]])");
+        if (!arr)
+            return data_error(file, line_of(*go), fmt::format("'{}' must be an array of tables ([[{}]])", key, key));
         for (const auto& item : *arr) {
             const auto* rule = item.as_table();
-            if (!rule) return data_error(file, line_of(item), "each gfx_override must be a table");
-            if (auto s = detail::check_keys(*rule, file, {"targets", "value"}, "gfx_override"); !s) return s.error();
+            if (!rule) return data_error(file, line_of(item), fmt::format("each {} must be a table", key));
+            if (auto s = detail::check_keys(*rule, file, {"targets", "value"}, key); !s) return s.error();
             GfxOverrideRule r;
             r.line = line_of(item);
             auto targets = detail::opt_string_array(*rule, "targets", file);
@@ -91,8 +95,8 @@ Result<Profile> parse_profile(std::string_view text, const std::string& file) {
             auto value = detail::req_string(*rule, "value", file, r.line);
             if (!value) return value.error();
             r.value = *value;
-            if (r.targets.empty()) return data_error(file, r.line, "gfx_override needs a non-empty 'targets'");
-            p.gfx_override.push_back(std::move(r));
+            if (r.targets.empty()) return data_error(file, r.line, fmt::format("{} needs a non-empty 'targets'", key));
+            rules.push_back(std::move(r));
         }
     }
     return p;

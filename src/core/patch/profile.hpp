@@ -45,6 +45,10 @@ struct Profile {
     std::vector<std::string> unset;
     bool hide_gpu = false;  // the CPU rung: the child must not see any GPU
     std::vector<GfxOverrideRule> gfx_override;
+    // Overrides this rung never sets but keeps where a machine already runs on them and its
+    // PyTorch has no code for the chip (RDNA1 as 10.3.0: not ISA-safe, reported working; KB
+    // audit 2, item 2): no fix removes them without a build that has the chip's code.
+    std::vector<GfxOverrideRule> gfx_kept;
     std::string file;  // where it was defined
 };
 
