@@ -119,7 +119,11 @@ class Machine:
                 if has_dgpu and g.get("integrated") and m.group(1) is not None:
                     problems.append(f"{what}: {name}={value} points ROCm at the integrated {g['gfx_target']} "
                                     f"(node {g['node']}) next to a discrete GPU")
-                if target is None or isa_family(target) != isa_family(g["gfx_target"]):
+                # RDNA1 kept as 10.3.0, the value it already runs on (profile gfx_kept; KB audit 2,
+                # item 2): a fix that leaves it as it is proposes nothing new.
+                kept = (re.fullmatch(r"gfx101[0-2]", g["gfx_target"]) and value == "10.3.0"
+                        and self.effective(self.env, g) == value)
+                if not kept and (target is None or isa_family(target) != isa_family(g["gfx_target"])):
                     problems.append(f"{what}: {name}={value} makes {g['gfx_target']} (node {g['node']}) run "
                                     f"{target}, another ISA family")
         for g in self.gpus:
