@@ -198,17 +198,10 @@ Result<AutoDecision> choose_auto(const ProfileSet& profiles, const Facts& facts,
     // One global override reaches every GPU the runtime enumerates: never where that includes
     // an iGPU next to a discrete GPU (AMD: ROCm does not support integrated graphics; the
     // machine matrix, issue 28). The findings' fixes then write per-node values.
-    if (d.env.set.count("HSA_OVERRIDE_GFX_VERSION") != 0) {
-        const bool has_dgpu = std::any_of(facts.gpus.begin(), facts.gpus.end(),
-                                          [](const Gpu& g) { return g.node && !g.integrated.value_or(false); });
-        const bool igpu_runs = std::any_of(facts.gpus.begin(), facts.gpus.end(), [](const Gpu& g) {
-            return g.node && !g.hidden_by && g.integrated.value_or(false);
-        });
-        if (has_dgpu && igpu_runs) {
-            d.env.set.erase("HSA_OVERRIDE_GFX_VERSION");
-            d.notes.push_back("auto: no global HSA_OVERRIDE_GFX_VERSION: it would reach the integrated GPU next to "
-                              "the discrete one");
-        }
+    if (d.env.set.count("HSA_OVERRIDE_GFX_VERSION") != 0 && runs_igpu_next_to_dgpu(facts)) {
+        d.env.set.erase("HSA_OVERRIDE_GFX_VERSION");
+        d.notes.push_back("auto: no global HSA_OVERRIDE_GFX_VERSION: it would reach the integrated GPU next to the "
+                          "discrete one");
     }
     if (d.env.hide_gpu) return d;
     auto patches = load_patches(sources.patch_dir);

@@ -145,6 +145,10 @@ std::map<unsigned, std::string> gpus_needing_override(const Facts& facts, const 
 // ctx.needed_overrides without the override it needs, naming `patch_id`; "" when it does not.
 std::string override_guard(const PlanContext& ctx, const std::map<std::string, std::string>& set,
                            const std::vector<std::string>& unset, const std::string& patch_id);
+// Whether an integrated GPU that the runtime enumerates (a KFD node no *_VISIBLE_DEVICES hides)
+// sits next to a discrete GPU: such an iGPU is to be hidden, never given an override (AMD's
+// install guide: ROCm does not support integrated graphics; KB audit 2, docs/kb-audit.md).
+bool runs_igpu_next_to_dgpu(const Facts& facts);
 // Fills the override guard of `pc` (PlanContext::needed_overrides) for this machine.
 void add_override_guard(PlanContext& pc, const Facts& facts, const Profile* override_profile,
                         const nlohmann::json* libraries);

@@ -150,6 +150,19 @@ std::optional<std::string> needed_override(const Gpu& gpu, const Profile* rules,
 
 }  // namespace
 
+namespace {
+bool has_discrete_gpu(const Facts& facts) {
+    return std::any_of(facts.gpus.begin(), facts.gpus.end(),
+                       [](const Gpu& g) { return g.node && !g.integrated.value_or(false); });
+}
+}  // namespace
+
+bool runs_igpu_next_to_dgpu(const Facts& facts) {
+    return has_discrete_gpu(facts) && std::any_of(facts.gpus.begin(), facts.gpus.end(), [](const Gpu& g) {
+               return g.node && !g.hidden_by && g.integrated.value_or(false);
+           });
+}
+
 std::map<unsigned, std::string> gpus_needing_override(const Facts& facts, const Profile* override_profile,
                                                       const nlohmann::json* libraries) {
     std::map<unsigned, std::string> needs;  // KFD node -> value
@@ -158,8 +171,7 @@ std::map<unsigned, std::string> gpus_needing_override(const Facts& facts, const 
     // enumerate one (igpu-selected hides it instead; KB audit 2, docs/kb-audit.md). A GPU that
     // *_VISIBLE_DEVICES hides runs nothing. Both still count among the families below, so no
     // global value reaches them from a sibling of another family.
-    const bool has_dgpu = std::any_of(facts.gpus.begin(), facts.gpus.end(),
-                                      [](const Gpu& g) { return g.node && !g.integrated.value_or(false); });
+    const bool has_dgpu = has_discrete_gpu(facts);
     for (const auto& gpu : facts.gpus) {
         if (!gpu.node || !gpu.gfx_target || gpu.hidden_by) continue;
         if (has_dgpu && gpu.integrated.value_or(false)) continue;
@@ -199,15 +211,7 @@ DerivedSets machine_derived_sets(const Facts& facts, const Profile* override_pro
     // A global value reaches every GPU the runtime enumerates: not when one of them was left
     // out above (an iGPU next to a discrete GPU, a GPU *_VISIBLE_DEVICES hides), which it would
     // then point ROCm at (the machine matrix, issue 28).
-    bool left_out = false;
-    {
-        const bool has_dgpu = std::any_of(facts.gpus.begin(), facts.gpus.end(),
-                                          [](const Gpu& g) { return g.node && !g.integrated.value_or(false); });
-        for (const auto& gpu : facts.gpus)
-            if (gpu.node && gpu.gfx_target && !gpu.hidden_by && has_dgpu && gpu.integrated.value_or(false))
-                left_out = true;
-    }
-    if (families.size() == 1 && values.size() == 1 && !left_out) {
+    if (families.size() == 1 && values.size() == 1 && !runs_igpu_next_to_dgpu(facts)) {
         // One ISA family: one global value is right for every GPU (those that do not need it
         // run as a sibling of their own family, or as themselves).
         same_family["HSA_OVERRIDE_GFX_VERSION"] = *values.begin();
