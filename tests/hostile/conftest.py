@@ -10,7 +10,8 @@ import sys
 import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-BUILD = pathlib.Path(os.environ.get("RMCP_BUILD_DIR", REPO / "build"))
+# Absolute: a test may change the working directory (RMCP_BUILD_DIR=build-asan is relative).
+BUILD = (REPO / os.environ.get("RMCP_BUILD_DIR", "build")).resolve()
 FIXTURES = REPO / "tests" / "fixtures"
 
 sys.path.insert(0, str(FIXTURES))  # make_libraries: tiny real GPU libraries

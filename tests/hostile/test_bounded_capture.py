@@ -62,7 +62,10 @@ def test_a_flooding_journalctl_is_stopped_and_cut(rmcp, tmp_path):
         [str(rmcp.binary), "explain", "--kernel-log", "--no-facts"], base_env(tmp_path, bindir), tmp_path)
     assert rc in (0, 1), (rc, err)
     assert seconds < 20, seconds
-    assert rss_kib < 400 * 1024, rss_kib  # 2.9 GB before; the kept part is 8 MiB, the buffer twice that
+    # 2.9 GB before; the kept part is 8 MiB, the buffer twice that. ASan's shadow memory and
+    # quarantine of freed reads multiply the process's RSS (575 MB measured), hence its own bound.
+    sanitized = "asan" in str(rmcp.binary)
+    assert rss_kib < (1024 if sanitized else 400) * 1024, rss_kib
     assert "journalctl was stopped at the 32 MiB read limit" in err, err
     assert "kept the last" in err, err
     assert b"page fault" in out or b"gpu" in out.lower(), out[:2000]
