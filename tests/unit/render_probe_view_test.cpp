@@ -1,8 +1,11 @@
 // The probe result's pictures: the grid model read from a result's JSON, the HTML page and
 // the terminal grid.
 #include "render/probe_view.hpp"
+#include "scratch_dir.hpp"
 
 #include <gtest/gtest.h>
+
+#include <fstream>
 
 namespace rmcp::probe {
 namespace {
@@ -58,6 +61,17 @@ TEST(ProbeView, MalformedResultsNameTheField) {
     result.erase("scenarios");
     EXPECT_EQ(grid_from_json(result).error().path, "scenarios");
     EXPECT_FALSE(grid_from_json(nlohmann::json::array()).ok());
+}
+
+// Found by tests/fuzz/fuzz_probe_result (issue 29's session): valid JSON syntax whose number
+// is past double's range made nlohmann throw out_of_range, which load_result did not catch.
+TEST(ProbeView, AResultWithANumberPastDoubleRangeIsAnError) {
+    testing_support::ScratchDir dir("probe-view");
+    const auto file = dir.path() / "result.json";
+    std::ofstream(file) << R"({"schema_version": 1, "x": 0.86e39129991934169})";
+    const auto r = load_result(file.string());
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().code, ExitCode::usage);
 }
 
 TEST(ProbeView, HtmlIsSelfContainedAndEscaped) {

@@ -243,6 +243,10 @@ Result<nlohmann::json> load_result(const std::string& path) {
                      "not valid JSON (as written by "
                      "`rmcp probe --format json`)",
                      ExitCode::usage};
+    } catch (const nlohmann::json::exception& e) {
+        // Valid syntax nlohmann cannot hold (a number past double's range: out_of_range 406),
+        // found by tests/fuzz/fuzz_probe_result.
+        return Error{"reading probe result", path, fmt::format("not a probe result: {}", e.what()), ExitCode::usage};
     }
 }
 
