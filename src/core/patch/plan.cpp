@@ -157,6 +157,14 @@ bool has_discrete_gpu(const Facts& facts) {
 }
 }  // namespace
 
+namespace {
+// libhsakmt reads the per-node form from ROCm 6.3 on (k_per_node_min_runtime); unknown: assumed.
+bool runtime_reads_per_node(const Facts& facts) {
+    const auto runtime = runtime_version(facts);
+    return !runtime || kb::VersionRange::parse(std::string(">=") + k_per_node_min_runtime)->contains(*runtime);
+}
+}  // namespace
+
 bool runs_igpu_next_to_dgpu(const Facts& facts) {
     return has_discrete_gpu(facts) && std::any_of(facts.gpus.begin(), facts.gpus.end(), [](const Gpu& g) {
                return g.node && !g.hidden_by && g.integrated.value_or(false);
@@ -183,9 +191,7 @@ std::map<unsigned, std::string> gpus_needing_override(const Facts& facts, const 
 void add_override_guard(PlanContext& pc, const Facts& facts, const Profile* override_profile,
                         const nlohmann::json* libraries) {
     pc.needed_overrides = gpus_needing_override(facts, override_profile, libraries);
-    const auto runtime = runtime_version(facts);
-    pc.per_node_read =
-        !runtime || kb::VersionRange::parse(std::string(">=") + k_per_node_min_runtime)->contains(*runtime);
+    pc.per_node_read = runtime_reads_per_node(facts);
 }
 
 DerivedSets machine_derived_sets(const Facts& facts, const Profile* override_profile, const nlohmann::json* libraries) {
@@ -204,13 +210,11 @@ DerivedSets machine_derived_sets(const Facts& facts, const Profile* override_pro
         return out;
     }
     const auto runtime = runtime_version(facts);
-    const bool per_node_read =
-        !runtime || kb::VersionRange::parse(std::string(">=") + k_per_node_min_runtime)->contains(*runtime);
+    const bool per_node_read = runtime_reads_per_node(facts);
     std::set<std::string> values;
     for (const auto& [node, value] : needs) values.insert(value);
-    // A global value reaches every GPU the runtime enumerates: not when one of them was left
-    // out above (an iGPU next to a discrete GPU, a GPU *_VISIBLE_DEVICES hides), which it would
-    // then point ROCm at (the machine matrix, issue 28).
+    // A global value reaches every GPU the runtime enumerates: not when that includes an iGPU
+    // next to a discrete GPU, which it would then point ROCm at (the machine matrix, issue 28).
     if (families.size() == 1 && values.size() == 1 && !runs_igpu_next_to_dgpu(facts)) {
         // One ISA family: one global value is right for every GPU (those that do not need it
         // run as a sibling of their own family, or as themselves).
