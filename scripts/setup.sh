@@ -22,6 +22,8 @@ PACKAGES=(
   # tests/cli/test_probe_report.py loads `rmcp probe --html` pages in a real browser
   # (headless). About 80 MB; installed in under 10 s on the build VM.
   chromium
+  # tests/cli/test_terminal.py runs doctor in a real terminal of a known size
+  tmux
 )
 
 missing=()

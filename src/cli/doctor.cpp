@@ -9,11 +9,15 @@
 #include "kb/doctor.hpp"
 #include "patch/doctor_fix.hpp"
 #include "render/doctor_render.hpp"
+#include "render/doctor_text.hpp"
+#include "util/terminal.hpp"
 
 #include <fmt/core.h>
 #include <fmt/format.h>
 
 #include <chrono>
+
+#include <unistd.h>
 #include <memory>
 
 namespace rmcp::cli {
@@ -91,17 +95,24 @@ int do_doctor(Context& ctx, const DoctorArgs& args) {
         for (const auto& n : outcome->auto_decision->notes) ctx.diag.note(n);
     std::string text;
     switch (*format) {
-    case OutputFormat::json: text = json_output(ctx, doctor_to_json(report)); break;
+    case OutputFormat::json: text = json_output(ctx, doctor_to_json(report, command_prefix(ctx))); break;
     case OutputFormat::prometheus: {
         const auto now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch());
         text = shown_text(ctx, render_doctor_prometheus(report, now.count()));
         break;
     }
-    default:
-        // Colour only for a terminal: a file named with -o gets plain text.
-        text = shown_text(ctx, render_doctor_text(report, args.output.empty() || args.output == "-" ? ctx.style()
-                                                                                                    : Style(false)));
+    default: {
+        // Colour, width and glyphs for a terminal; a file named with -o gets plain text at 80 columns.
+        const bool to_stdout = args.output.empty() || args.output == "-";
+        DoctorTextOptions options;
+        options.width = to_stdout ? terminal_columns(STDOUT_FILENO) : 80;
+        options.unicode = locale_is_utf8();
+        options.verbose = ctx.options.verbose;
+        options.quiet = ctx.options.quiet;
+        text = shown_text(ctx, render_doctor_text(report, outcome->facts, command_prefix(ctx), options,
+                                                  to_stdout ? ctx.style() : Style(false)));
         break;
+    }
     }
     // -o FILE: written whole or not at all, the previous file intact on a full disk
     // (util/atomic_file.hpp); stdout otherwise, checked like every output.

@@ -192,13 +192,17 @@ def test_bad_fail_on_is_usage_error(rmcp):
 
 
 def test_text_output(rmcp):
+    # The checklist names the finding and the command; evidence, fixes and references are -v's.
     proc = rmcp("doctor", "--root", FIXTURES / "strix-point-stale-override")
     out = proc.stdout.decode()
-    assert "override-not-needed" in out and "WARNING" in out
-    assert "gpus[0].override.target = gfx1100" in out
-    assert "env-unset-override" in out
-    assert "https://github.com/ROCm/legacy-rocm-build/issues/4557" in out
+    assert "[!] GPU 0 gfx1150: override  override-not-needed (warning)" in out, out
+    assert "patch apply env-unset-override" in out
+    assert "references:" not in out and "4557" not in out
     assert "\x1b[" not in out  # NO_COLOR
+    verbose = rmcp("-v", "doctor", "--root", FIXTURES / "strix-point-stale-override").stdout.decode()
+    assert "WARNING  override-not-needed" in verbose
+    assert "GPU 0: the override's target is gfx1100" in verbose
+    assert "issues/4557" in verbose
     colored = rmcp("doctor", "--root", FIXTURES / "strix-point-stale-override", "--color", "always").stdout.decode()
     assert "\x1b[33m" in colored
 

@@ -40,7 +40,7 @@ def key(f):
 
 def fixable(report):
     return {key(f) for f in report["findings"]
-            if f["status"] == "open" and " patch apply " in (f["next_command"] or "")}
+            if f["status"] == "open" and " patch apply " in (f["next"] or "")}
 
 
 @pytest.mark.parametrize("fixture", [p.name for p in fixture_roots()])
@@ -84,8 +84,8 @@ def test_following_next_never_raises_the_critical_count(rmcp, tmp_path, fixture)
     copy, never leaves more open criticals than before, nor a critical that was not there."""
     root = copy_fixture(tmp_path, fixture)
     before = doctor(rmcp, root)
-    nexts = sorted({f["next_command"].split(" patch apply ", 1)[1].split()[0] for f in before["findings"]
-                    if f["status"] == "open" and " patch apply " in (f["next_command"] or "")})
+    nexts = sorted({f["next"].split(" patch apply ", 1)[1].split()[0] for f in before["findings"]
+                    if f["status"] == "open" and " patch apply " in (f["next"] or "")})
     if not nexts:
         pytest.skip(f"{fixture}: no open finding whose next command applies a patch")
     critical = open_by_severity(before, "critical")
@@ -115,10 +115,14 @@ def test_every_open_finding_ends_with_its_next_command(rmcp, tmp_path):
     report = doctor(rmcp, root)
     finding = next(f for f in report["findings"] if f["id"] == "rdna2-no-override")
     assert finding["status"] == "open"
-    assert finding["next_command"] == f"rmcp --root {root} patch apply env-override-same-family"
+    assert finding["next"] == f"rmcp --root {root} patch apply env-override-same-family"
+    # The first screen's next steps lead with it; under -v the finding's block ends with it and its undo.
     text = rmcp("--root", root, "doctor", env=env(), check=1).stdout.decode()
-    block = text.split("rdna2-no-override")[1].split("\n\n")[0]
-    assert block.rstrip().splitlines()[-1] == f"  next: rmcp --root {root} patch apply env-override-same-family"
+    assert f"\n  1. rmcp --root {root} patch apply env-override-same-family\n" in text
+    verbose = rmcp("--root", root, "-v", "doctor", env=env(), check=1).stdout.decode()
+    block = verbose.split("CRITICAL rdna2-no-override")[1].split("\n\n")[0]
+    assert block.rstrip().splitlines()[-2:] == [f"  next: rmcp --root {root} patch apply env-override-same-family",
+                                                f"  undo: rmcp --root {root} patch rollback"]
 
 
 def test_patch_apply_then_doctor_sees_profile_env(rmcp, tmp_path):
@@ -135,7 +139,10 @@ def test_patch_apply_then_doctor_sees_profile_env(rmcp, tmp_path):
     assert finding["status"] == "fixed-by-profile"
     assert finding["fixed_by"] == txn
     text = rmcp("--root", root, "doctor", env=env()).stdout.decode()
-    assert f"status: fixed by profile.env (transaction {txn})" in text
+    assert "rdna2-no-override (fixed by profile.env)" in text
+    assert f'\n  1. eval "$(rmcp --root {root} env)"\n' in text  # how it takes effect in this shell
+    verbose = rmcp("--root", root, "-v", "doctor", env=env()).stdout.decode()
+    assert f"status: fixed by profile.env (transaction {txn})" in verbose
 
 
 @pytest.mark.sweep
@@ -264,7 +271,7 @@ def test_module_option_fix_is_pending_until_reboot(rmcp, tmp_path):
     after = next(f for f in doctor(rmcp, root)["findings"] if f["id"] == "strix-halo-cwsr")
     assert after["status"] == "pending"
     assert after["fixed_by"] == txn
-    assert after["next_command"] == "sudo reboot"
+    assert after["next"] == "sudo reboot"
     assert "needs reboot" in after["status_detail"]
 
 
@@ -275,7 +282,7 @@ def test_doctor_under_a_profile_says_fixed_when_run_under_it(rmcp, tmp_path):
     finding = next(f for f in report["findings"] if f["id"] == "rdna2-no-override")
     assert finding["status"] == "fixed-by-profile"
     assert finding["status_detail"] == "fixed when run under `rmcp run --profile auto`"
-    assert finding["next_command"] == f'eval "$(rmcp --root {root} env --profile auto)"'
+    assert finding["next"] == f'eval "$(rmcp --root {root} env --profile auto)"'
     rmcp("--root", root, "doctor", "--profile", "auto", "--fail-on", "critical", env=env(), check=0)
 
 
@@ -287,14 +294,14 @@ def test_group_joined_after_login_is_pending_until_re_login(rmcp, tmp_path):
     root = copy_fixture(tmp_path, "kfd-no-access")
     before = {f["id"]: f for f in doctor(rmcp, root)["findings"]}
     assert before["kfd-no-access"]["status"] == "open"
-    assert "usermod" in before["kfd-no-access"]["next_command"]
+    assert "usermod" in before["kfd-no-access"]["next"]
     group = root / "etc" / "group"
     group.write_text(group.read_text().replace("render:x:109:\n", "render:x:109:jo\n"))
     after = {f["id"]: f for f in doctor(rmcp, root)["findings"]}
     assert after["kfd-no-access"]["status"] == "pending"
     assert "re-login" in after["kfd-no-access"]["status_detail"]
     assert "'render'" in after["kfd-no-access"]["status_detail"]
-    assert not after["kfd-no-access"].get("next_command")
+    assert not after["kfd-no-access"].get("next")
     detect = json.loads(rmcp("--root", root, "detect", "--format", "json", env=env()).stdout)
     assert detect["kfd"]["user_in_group"] is False
     assert detect["kfd"]["user_listed_in_group"] is True

@@ -26,14 +26,16 @@ TEST(FactsText, HumanSummaryOfAFixture) {
     const auto text = render_facts_text(rx6700xt(), Style(false));
     EXPECT_TRUE(text.starts_with("GPUs (1)\n")) << text;
     for (const std::string line : {
-             "  [node 1] AMD Radeon RX 6700 XT — gfx1031 (RDNA2)",
+             // One user-facing number (ROCm's device index), with the other numberings mapped.
+             "  GPU 0  AMD Radeon RX 6700 XT — gfx1031 (RDNA2)",
+             "      KFD node 1 = ROCm device 0 = torch cuda:0 in this environment",
              "      effective target: gfx1031   official ROCm support: no",
              "      PCI 1002:73df rev 0xc1 at 0000:03:00.0   discrete",
              // 12 GiB of VRAM, 16642998272 bytes of GTT = 15.5 GiB; 40 CUs, MEC firmware 118.
              "      VRAM 12.0 GiB   GTT 15.5 GiB   CUs 40   MEC fw 118   PCIe atomics yes",
              "Driver",
-             // No DKMS package on this machine: the fact is absent, not 0 or empty.
-             "  amdgpu: loaded   DKMS version: absent   kernel 6.8.0-45-generic",
+             // No DKMS package on this machine: the fact is unknown, not 0 or empty.
+             "  amdgpu: loaded   DKMS version: unknown   kernel 6.8.0-45-generic",
              "  OS: Ubuntu 24.04.1 LTS",
              "Access (user sam uid 1000)",
              "  /dev/kfd: read-write (group render, mode 0666, user in group: yes)",
@@ -41,7 +43,7 @@ TEST(FactsText, HumanSummaryOfAFixture) {
              "ROCm (0)",
              "PyTorch (1)",
              "  /home/sam/.local/lib/python3.12/site-packages/torch 2.3.1+rocm6.0 [user] HIP "
-             "6.0.32830-d62f6a171 CUDA absent",
+             "6.0.32830-d62f6a171",
          })
         EXPECT_TRUE(has_line(text, line)) << "missing: " << line << "\nin:\n" << text;
     // amdgpu module parameters, sorted by name on one line.
@@ -74,7 +76,7 @@ TEST(FactsText, NoGpuAndUnreadableValues) {
     EXPECT_TRUE(text.starts_with("GPUs (0)\n  no AMD GPU found in the KFD topology or DRM\n")) << text;
     EXPECT_TRUE(has_line(text, "Access (user unreadable (EACCES) uid 1000)")) << text;
     EXPECT_TRUE(has_line(text, "  /dev/kfd: missing")) << text;
-    EXPECT_TRUE(has_line(text, "  amdgpu: NOT loaded   DKMS version: absent   kernel absent")) << text;
+    EXPECT_TRUE(has_line(text, "  amdgpu: NOT loaded   DKMS version: unknown   kernel unknown")) << text;
     // Without a usable GPU there is no node-wide target label; the count is 0.
     EXPECT_EQ(render_facts_nfd(f), "rmcp.gpu_count=0\nrmcp.amdgpu_loaded=false\nrmcp.kfd_accessible=false\n");
 }

@@ -622,6 +622,7 @@ void apply_visibility(std::vector<Gpu>& gpus, const std::map<std::string, std::s
     std::vector<Gpu*> agents;
     for (auto& g : gpus) {
         g.hidden_by.reset();
+        g.torch_index.reset();
         if (g.rocm_index) agents.push_back(&g);
     }
     std::sort(agents.begin(), agents.end(), [](const Gpu* a, const Gpu* b) { return *a->rocm_index < *b->rocm_index; });
@@ -637,8 +638,17 @@ void apply_visibility(std::vector<Gpu>& gpus, const std::map<std::string, std::s
         }
         agents = std::move(left);
     };
-    select("ROCR_VISIBLE_DEVICES");
-    select(env.count("HIP_VISIBLE_DEVICES") != 0 ? "HIP_VISIBLE_DEVICES" : "CUDA_VISIBLE_DEVICES");
+    bool decidable = true;
+    const auto select_decided = [&](const char* variable) {
+        const auto it = env.find(variable);
+        if (it != env.end() && !visible_indices(it->second)) decidable = false;
+        select(variable);
+    };
+    select_decided("ROCR_VISIBLE_DEVICES");
+    select_decided(env.count("HIP_VISIBLE_DEVICES") != 0 ? "HIP_VISIBLE_DEVICES" : "CUDA_VISIBLE_DEVICES");
+    // HIP numbers what is left from 0, so the survivors' order is PyTorch's cuda:N.
+    if (decidable)
+        for (unsigned i = 0; i < agents.size(); ++i) agents[i]->torch_index = i;
 }
 
 bool is_relevant_env(std::string_view name) {

@@ -35,6 +35,9 @@ struct Gpu {
     // (ROCR_VISIBLE_DEVICES, then HIP_VISIBLE_DEVICES or CUDA_VISIBLE_DEVICES over what ROCr
     // left); nullopt: enumerated, or not decidable (a UUID in the list).
     std::optional<std::string> hidden_by;
+    // PyTorch's cuda:N for this GPU in this environment: its position among the agents left
+    // once *_VISIBLE_DEVICES are applied; nullopt: hidden, not enumerated, or not decidable.
+    std::optional<unsigned> torch_index;
     Fact<std::uint64_t> gpu_id;
     Fact<std::uint64_t> gfx_target_version;
     Fact<std::string> gfx_target;

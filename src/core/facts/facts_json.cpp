@@ -43,6 +43,7 @@ json gpu_json(const Gpu& g) {
         {"visible", g.visible},
         {"rocm_index", g.rocm_index ? json(*g.rocm_index) : json(nullptr)},
         {"hidden_by", g.hidden_by ? json(*g.hidden_by) : json(nullptr)},
+        {"torch_index", g.torch_index ? json(*g.torch_index) : json(nullptr)},
         {"gpu_id", value(g.gpu_id)},
         {"gfx_target_version", value(g.gfx_target_version)},
         {"gfx_target", value(g.gfx_target)},

@@ -14,7 +14,7 @@ using nlohmann::json;
 
 // What the most used fact paths mean (docs/kb-format.md "Fact paths"); a path not listed
 // here is shown as it is.
-constexpr std::array<std::pair<std::string_view, std::string_view>, 30> k_glossary{{
+constexpr std::array<std::pair<std::string_view, std::string_view>, 35> k_glossary{{
     {"gpu.gfx_target", "the GPU's chip target"},
     {"gpu.effective_gfx_target", "the target the runtime uses, after overrides"},
     {"gpu.family", "the GPU's architecture family"},
@@ -25,6 +25,11 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 30> k_glossa
     {"gpu.override.valid", "the override parses"},
     {"gpu.integrated", "the GPU is integrated (APU)"},
     {"gpu.visible", "the GPU's KFD node is readable"},
+    {"gpu.hidden_by", "the variable that hides the GPU from ROCm programs"},
+    {"gpu.rocm_index", "ROCm's device index of the GPU"},
+    {"gpu.torch_index", "PyTorch's cuda:N for the GPU"},
+    {"gpu.pcie_atomics", "the GPU's PCIe link has 64-bit atomics"},
+    {"gpu.generic_target", "the GPU's LLVM generic target"},
     {"gpu.node", "the GPU's KFD node"},
     {"gpu.coverage", "coverage facts for this GPU (rmcp scan)"},
     {"gpu.coverage_missing", "libraries without code for this GPU"},
@@ -94,6 +99,12 @@ void walk(const Predicate& p, unsigned depth, std::vector<DescribedLine>& out) {
 }
 
 }  // namespace
+
+std::string_view fact_gloss(std::string_view path) {
+    for (const auto& [p, gloss] : k_glossary)
+        if (p == path) return gloss;
+    return {};
+}
 
 std::string describe_leaf(const Leaf& leaf) {
     const auto path = named(leaf.path);

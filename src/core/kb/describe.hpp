@@ -19,6 +19,10 @@ struct DescribedLine {
 // fact test ("`gpu.gfx_target` (the GPU's chip) is one of gfx1031, gfx1032").
 std::vector<DescribedLine> describe_predicate(const Predicate& p);
 
+// What a fact path means in words ("gpu.family" → "the GPU's architecture family"); empty
+// when the glossary does not list it.
+std::string_view fact_gloss(std::string_view path);
+
 // One fact test in words.
 std::string describe_leaf(const Leaf& leaf);
 

@@ -7,7 +7,10 @@ namespace rmcp::kb {
 DoctorReport run_doctor(const KnowledgeBase& kb, const nlohmann::json& facts) {
     DoctorReport report;
     for (const auto& entry : kb.entries) {
-        if (!entry.applies) continue;  // log-only entries are explain's business
+        if (!entry.applies) {  // log-only entries are explain's business
+            ++report.entries_log_only;
+            continue;
+        }
         ++report.entries_checked;
         auto found = evaluate(facts, entry);
         report.findings.insert(report.findings.end(), std::make_move_iterator(found.begin()),

@@ -14,7 +14,8 @@ struct DoctorReport {
     std::vector<Finding> findings;   // most severe first, then by id, then by GPU
     std::vector<std::string> notes;  // plain statements about what could not be checked
     std::size_t entries_checked = 0;
-    std::size_t gpus = 0;  // AMD GPUs in the facts (visible or not)
+    std::size_t entries_log_only = 0;  // entries with signatures only: explain's, not doctor's
+    std::size_t gpus = 0;              // AMD GPUs in the facts (visible or not)
 };
 
 DoctorReport run_doctor(const KnowledgeBase& kb, const nlohmann::json& facts);

@@ -100,9 +100,10 @@ enum class FindingStatus { open, fixed_by_profile, fixed, pending, info };
 std::string_view finding_status_name(FindingStatus s);
 
 struct Finding {
-    const Entry* entry = nullptr;          // owned by the KnowledgeBase
-    std::optional<std::size_t> gpu_index;  // gpu scope: index into facts.gpus
-    std::optional<unsigned> gpu_node;      // gpu scope: its KFD node, when it has one
+    const Entry* entry = nullptr;            // owned by the KnowledgeBase
+    std::optional<std::size_t> gpu_index;    // gpu scope: index into facts.gpus
+    std::optional<unsigned> gpu_node;        // gpu scope: its KFD node, when it has one
+    std::optional<unsigned> gpu_rocm_index;  // gpu scope: ROCm's device index ("GPU N"), when enumerated
     std::vector<Evidence> evidence;
     FindingStatus status = FindingStatus::open;
     std::string fixed_by;       // transaction id, when a journal names the fix

@@ -374,9 +374,12 @@ std::vector<Finding> evaluate(const nlohmann::json& facts, const Entry& entry) {
         f.gpu_index = i;
         f.evidence = std::move(r.evidence);
         const auto& g = (*gpus)[i];
-        if (g.is_object())
+        if (g.is_object()) {
             if (const auto node = g.find("node"); node != g.end() && node->is_number_unsigned())
                 f.gpu_node = node->get<unsigned>();
+            if (const auto index = g.find("rocm_index"); index != g.end() && index->is_number_unsigned())
+                f.gpu_rocm_index = index->get<unsigned>();
+        }
         out.push_back(std::move(f));
     }
     return out;

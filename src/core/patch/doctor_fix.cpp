@@ -200,11 +200,16 @@ Result<DoctorOutcome> doctor_with_state(const Root& root, const kb::KnowledgeBas
 
     const bool user_changes = !user.set.empty() || !user.unset.empty();
     kb::DoctorReport with_user = raw;
-    if (user_changes)
-        with_user = kb::run_doctor(kb, doctor_facts(root, facts_with_env(facts, user, nullptr), request.scan));
+    out.facts = raw_json;
+    if (user_changes) {
+        out.facts = doctor_facts(root, facts_with_env(facts, user, nullptr), request.scan);
+        with_user = kb::run_doctor(kb, out.facts);
+    }
     kb::DoctorReport effective = with_user;
-    if (profile_env)
-        effective = kb::run_doctor(kb, doctor_facts(root, facts_with_env(facts, user, &*profile_env), request.scan));
+    if (profile_env) {
+        out.facts = doctor_facts(root, facts_with_env(facts, user, &*profile_env), request.scan);
+        effective = kb::run_doctor(kb, out.facts);
+    }
 
     auto patches = load_patches(request.patch_dir);
     if (!patches) return patches.error();

@@ -51,6 +51,7 @@ struct DoctorRequest {
 
 struct DoctorOutcome {
     kb::DoctorReport report;  // every finding with status, fix and next command
+    nlohmann::json facts;     // the facts the report was evaluated on (the environment a run gets)
     std::optional<AutoDecision> auto_decision;
     std::string env_file;            // logical path of profile.env
     std::vector<std::string> notes;  // for stderr

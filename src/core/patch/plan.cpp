@@ -57,6 +57,17 @@ std::map<std::string, std::string> machine_vars(const Facts& facts) {
         ++index;
     }
     if (!dgpus.empty()) vars["dgpu_indices"] = dgpus;
+    // The interpreter a pip command must run under: the venv's or conda env's own python
+    // when detect found PyTorch there (a bare python3 would install into another
+    // environment), else python3 (the system or user site of the python3 on PATH).
+    vars["python"] = "python3";
+    for (const auto& t : facts.torch) {
+        if (t.origin != "venv" && t.origin != "conda") continue;
+        const auto at = t.path.find("/lib/python");
+        if (at == std::string::npos) continue;
+        vars["python"] = sh_word(t.path.substr(0, at) + "/bin/python");
+        break;
+    }
     // LD_LIBRARY_PATH without the entries under a ROCm prefix (/opt/rocm*, $ROCM_PATH).
     if (const auto it = facts.env.find("LD_LIBRARY_PATH"); it != facts.env.end()) {
         const auto rocm = facts.env.find("ROCM_PATH");
@@ -320,6 +331,13 @@ std::string advisory_text(const Operation& op, const PlanContext& ctx) {
     }
     std::string out;
     for (const auto& l : lines) out += l + "\n";
+    // Machine variables in a command to paste ({python}: the interpreter of the PyTorch
+    // detect found); any other brace is the command's own text.
+    for (const auto& [name, value] : ctx.vars) {
+        const auto token = "{" + name + "}";
+        for (auto at = out.find(token); at != std::string::npos; at = out.find(token, at + value.size()))
+            out.replace(at, token.size(), value);
+    }
     return out;
 }
 

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "render/doctor_text.hpp"
 #include "util/strings.hpp"
 #include "util/text.hpp"
 
@@ -20,41 +21,10 @@ std::array<std::size_t, 3> count_by_severity(const kb::DoctorReport& r) {
     return n;
 }
 
-std::string value_text(const nlohmann::json& v) {
-    if (v.is_null()) return "absent";
-    return v.is_string() ? v.get<std::string>() : json_text(v);
-}
-
 std::string gpu_label(const Finding& f) {
     if (f.gpu_node) return std::to_string(*f.gpu_node);
     if (f.gpu_index) return fmt::format("index{}", *f.gpu_index);
     return "";
-}
-
-// Greedy word wrap for summaries, indented.
-std::string wrap(std::string_view text, std::size_t indent, std::size_t width = 88) {
-    std::string out(indent, ' ');
-    std::size_t col = indent;
-    bool first = true;
-    while (!text.empty()) {
-        const auto start = text.find_first_not_of(" \n\t");
-        if (start == std::string_view::npos) break;
-        text.remove_prefix(start);
-        const auto end = text.find_first_of(" \n\t");
-        const auto word = text.substr(0, end);
-        text.remove_prefix(end == std::string_view::npos ? text.size() : end);
-        if (!first && col + 1 + word.size() > width) {
-            out += '\n' + std::string(indent, ' ');
-            col = indent;
-        } else if (!first) {
-            out += ' ';
-            ++col;
-        }
-        out += word;
-        col += word.size();
-        first = false;
-    }
-    return out + '\n';
 }
 
 std::string prom_escape(std::string_view s) {
@@ -69,59 +39,15 @@ std::string prom_escape(std::string_view s) {
 }
 }  // namespace
 
-std::string render_doctor_text(const kb::DoctorReport& r, const Style& s) {
-    std::string out;
-    const auto n = count_by_severity(r);
-    const auto open_count =
-        static_cast<std::size_t>(std::count_if(r.findings.begin(), r.findings.end(),
-                                               [](const Finding& f) { return f.status == kb::FindingStatus::open; }));
-    out += s.bold(fmt::format("rmcp doctor: {} finding{} ({} critical, {} warning, {} info; {} open) from {} checks; "
-                              "{} AMD GPU{}",
-                              r.findings.size(), r.findings.size() == 1 ? "" : "s", n[2], n[1], n[0], open_count,
-                              r.entries_checked, r.gpus, r.gpus == 1 ? "" : "s")) +
-           '\n';
-    for (const auto& note : r.notes) out += fmt::format("note: {}\n", note);
-    for (const auto& f : r.findings) {
-        const auto& e = *f.entry;
-        std::string sev(kb::severity_name(e.severity));
-        for (auto& c : sev) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-        sev = fmt::format("{:<8}", sev);
-        sev = e.severity == Severity::critical  ? s.red(sev)
-              : e.severity == Severity::warning ? s.yellow(sev)
-                                                : s.dim(sev);
-        out += '\n';
-        out += fmt::format("{} {}  [{}, {}]{}\n", sev, s.bold(e.id), e.category, kb::confidence_name(e.confidence),
-                           f.gpu_index ? fmt::format("  GPU {}", gpu_label(f)) : std::string{});
-        out += fmt::format("  {}\n", e.title);
-        out += wrap(e.summary, 2);
-        out += "  evidence:\n";
-        for (const auto& ev : f.evidence)
-            out += fmt::format("    {} = {}  ({})\n", ev.fact, value_text(ev.value), ev.test);
-        if (!e.fixes.empty()) {
-            out += "  fixes:\n";
-            for (const auto& fix : e.fixes) out += fmt::format("    {}  — {}\n", s.green(fix.patch), fix.cost);
-        }
-        out += "  references:\n";
-        for (const auto& ref : e.references) out += fmt::format("    {}\n", ref);
-        // Last, so the command to paste is where the eye ends (docs/patches.md, "From finding to fixed").
-        if (f.status == kb::FindingStatus::open) out += "  status: " + s.bold("open") + '\n';
-        else
-            out += "  status: " +
-                   s.green(f.status_detail.empty() ? std::string(kb::finding_status_name(f.status)) : f.status_detail) +
-                   '\n';
-        if (!f.next_command.empty()) {
-            const auto lines = split_lines(f.next_command);
-            out += fmt::format("  next: {}\n", lines.empty() ? std::string_view() : lines.front());
-            for (std::size_t i = 1; i < lines.size(); ++i) out += fmt::format("        {}\n", lines[i]);
-        }
-    }
-    if (r.findings.empty()) out += s.green("no known problem applies to this machine") + '\n';
-    return out;
-}
-
-nlohmann::json doctor_to_json(const kb::DoctorReport& r) {
+nlohmann::json doctor_to_json(const kb::DoctorReport& r, const std::string& command_prefix) {
     using nlohmann::json;
     const auto n = count_by_severity(r);
+    const auto steps = doctor_next_steps(r, command_prefix);
+    json next_steps = json::array();
+    for (const auto& st : steps)
+        next_steps.push_back({{"next", st.command},
+                              {"undo", st.undo.empty() ? json(nullptr) : json(st.undo)},
+                              {"findings", st.finding_ids}});
     json findings = json::array();
     for (const auto& f : r.findings) {
         const auto& e = *f.entry;
@@ -137,9 +63,10 @@ nlohmann::json doctor_to_json(const kb::DoctorReport& r) {
             {"severity", kb::severity_name(e.severity)},
             {"confidence", kb::confidence_name(e.confidence)},
             {"scope", kb::scope_name(e.scope)},
-            {"gpu", f.gpu_index
-                        ? json{{"index", *f.gpu_index}, {"node", f.gpu_node ? json(*f.gpu_node) : json(nullptr)}}
-                        : json(nullptr)},
+            {"gpu", f.gpu_index ? json{{"index", *f.gpu_index},
+                                       {"rocm_index", f.gpu_rocm_index ? json(*f.gpu_rocm_index) : json(nullptr)},
+                                       {"node", f.gpu_node ? json(*f.gpu_node) : json(nullptr)}}
+                                : json(nullptr)},
             {"summary", e.summary},
             {"evidence", evidence},
             {"fixes", fixes},
@@ -147,7 +74,13 @@ nlohmann::json doctor_to_json(const kb::DoctorReport& r) {
             {"status", kb::finding_status_name(f.status)},
             {"status_detail", f.status_detail.empty() ? json(nullptr) : json(f.status_detail)},
             {"fixed_by", f.fixed_by.empty() ? json(nullptr) : json(f.fixed_by)},
-            {"next_command", f.next_command.empty() ? json(nullptr) : json(f.next_command)},
+            {"next", f.next_command.empty() ? json(nullptr) : json(f.next_command)},
+            {"undo",
+             [&] {
+                 for (const auto& st : steps)
+                     if (st.command == f.next_command && !st.undo.empty()) return json(st.undo);
+                 return json(nullptr);
+             }()},
         });
     }
     return json{
@@ -162,6 +95,7 @@ nlohmann::json doctor_to_json(const kb::DoctorReport& r) {
           {"open", std::count_if(r.findings.begin(), r.findings.end(),
                                  [](const Finding& f) { return f.status == kb::FindingStatus::open; })}}},
         {"findings", findings},
+        {"next_steps", next_steps},
     };
 }
 

@@ -17,7 +17,7 @@ std::string show(const Fact<T>& f) {
     case FactState::known:
         if constexpr (std::is_same_v<T, bool>) return *f ? "yes" : "no";
         else return fmt::format("{}", *f);
-    case FactState::absent: return "absent";
+    case FactState::absent: return "unknown";
     case FactState::unreadable: return fmt::format("unreadable ({})", errno_name(f.error()));
     }
     return "?";
@@ -53,10 +53,13 @@ std::string render_facts_text(const Facts& f, const Style& s) {
     line(s.bold(fmt::format("GPUs ({})", f.gpus.size())));
     if (f.gpus.empty()) line("  no AMD GPU found in the KFD topology or DRM");
     for (const auto& g : f.gpus) {
-        const auto where = g.node ? fmt::format("node {}", *g.node) : std::string("no KFD node");
+        // One user-facing number, ROCm's device index; the other three numberings are shown
+        // once here, so a KFD node in a kernel log or a cuda:N in a traceback can be matched.
+        const auto label = g.rocm_index ? fmt::format("GPU {}", *g.rocm_index) : std::string("GPU -");
         if (!g.visible && g.node) {
-            line(fmt::format("  [{}] present, not visible (KFD properties unreadable: container device cgroup?)",
-                             where));
+            line(fmt::format("  {}  KFD node {} present, not visible (KFD properties unreadable: container device "
+                             "cgroup?)",
+                             label, *g.node));
             // The DRM side stays readable in sysfs; say which board it probably is.
             if (g.pci_id)
                 line(fmt::format("      probably {} (PCI {} at {}, renderD{})",
@@ -64,9 +67,14 @@ std::string render_facts_text(const Facts& f, const Style& s) {
                                  show(g.pci_address), show(g.drm_render_minor)));
             continue;
         }
-        line(fmt::format("  [{}] {} — {} {}", where, g.marketing_name ? *g.marketing_name : std::string("AMD GPU"),
-                         g.gfx_target ? *g.gfx_target : std::string("gfx?"),
-                         g.family ? fmt::format("({})", *g.family) : std::string()));
+        line(fmt::format("  {}  {} — {}{}", label, g.marketing_name ? *g.marketing_name : std::string("AMD GPU"),
+                         g.gfx_target ? *g.gfx_target : std::string("target unknown"),
+                         g.family ? fmt::format(" ({})", *g.family) : std::string()));
+        std::string numbers = g.node ? fmt::format("KFD node {}", *g.node) : std::string("no KFD node");
+        if (g.rocm_index) numbers += fmt::format(" = ROCm device {}", *g.rocm_index);
+        if (g.torch_index) numbers += fmt::format(" = torch cuda:{} in this environment", *g.torch_index);
+        else if (g.hidden_by) numbers += fmt::format("; hidden from ROCm programs by {}", *g.hidden_by);
+        line("      " + numbers);
         if (!g.node) line("      " + s.yellow("DRM device without a KFD node: not usable for compute"));
         if (g.gfx_override) {
             const auto& o = *g.gfx_override;
@@ -99,11 +107,15 @@ std::string render_facts_text(const Facts& f, const Style& s) {
     line(s.bold(fmt::format("ROCm ({})", f.rocm.size())));
     for (const auto& r : f.rocm)
         line(fmt::format("  {} {} [{}]{}", r.path, show(r.version), r.kind,
-                         r.selected_by.empty() ? "" : " selected by " + r.selected_by));
+                         r.selected_by.empty() ? "" : " in use (" + r.selected_by + ")"));
     line(s.bold(fmt::format("PyTorch ({})", f.torch.size())));
     for (const auto& t : f.torch)
-        line(fmt::format("  {} {} [{}] HIP {} CUDA {}", t.path, show(t.version), t.origin, show(t.hip_version),
-                         show(t.cuda_version)));
+        line(fmt::format("  {} {} [{}] {}", t.path, show(t.version), t.origin,
+                         t.hip_version    ? "HIP " + *t.hip_version
+                         : t.cuda_version ? "CUDA " + *t.cuda_version
+                         : t.hip_version.state() == FactState::absent && t.cuda_version.state() == FactState::absent
+                             ? std::string("(CPU-only build)")
+                             : fmt::format("HIP {} CUDA {}", show(t.hip_version), show(t.cuda_version))));
     if (!f.env.empty()) {
         line(s.bold("Environment"));
         for (const auto& [k, v] : f.env) line(fmt::format("  {}={}", k, v));
