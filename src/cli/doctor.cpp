@@ -105,7 +105,7 @@ int do_doctor(Context& ctx, const DoctorArgs& args) {
         // Colour, width and glyphs for a terminal; a file named with -o gets plain text at 80 columns.
         const bool to_stdout = args.output.empty() || args.output == "-";
         DoctorTextOptions options;
-        options.width = to_stdout ? terminal_columns(STDOUT_FILENO) : 80;
+        options.width = to_stdout ? static_cast<std::size_t>(output_width(STDOUT_FILENO)) : 80;
         options.unicode = locale_is_utf8();
         options.verbose = ctx.options.verbose;
         options.quiet = ctx.options.quiet;

@@ -8,18 +8,21 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <map>
+#include <string>
 
 namespace rmcp {
 
-std::size_t terminal_columns(int fd) {
+int output_width(int fd) {
     winsize ws{};
     if (::isatty(fd) == 1 && ::ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
     if (const char* c = std::getenv("COLUMNS"))
-        if (const auto n = parse_u64(c); n && *n > 0 && *n < 10000) return static_cast<std::size_t>(*n);
+        if (const auto n = parse_u64(c); n && *n > 0 && *n < 10000) return static_cast<int>(*n);
     return 80;
 }
 
-bool locale_is_utf8(const std::map<std::string, std::string>& env) {
+namespace {
+bool locale_is_utf8_in(const std::map<std::string, std::string>& env) {
     for (const char* name : {"LC_ALL", "LC_CTYPE", "LANG"}) {
         const auto it = env.find(name);
         if (it == env.end() || it->second.empty()) continue;
@@ -29,12 +32,13 @@ bool locale_is_utf8(const std::map<std::string, std::string>& env) {
     }
     return false;
 }
+}  // namespace
 
 bool locale_is_utf8() {
     std::map<std::string, std::string> env;
     for (const char* name : {"LC_ALL", "LC_CTYPE", "LANG"})
         if (const char* v = std::getenv(name)) env[name] = v;
-    return locale_is_utf8(env);
+    return locale_is_utf8_in(env);
 }
 
 }  // namespace rmcp

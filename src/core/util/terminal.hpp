@@ -10,11 +10,10 @@
 namespace rmcp {
 
 // The width of the terminal at `fd`; else $COLUMNS when it is a number; else 80.
-std::size_t terminal_columns(int fd);
+int output_width(int fd);
 
 // True when the locale's character set is UTF-8: the first of LC_ALL, LC_CTYPE, LANG that is
 // set and not empty names it ("en_US.UTF-8", "C.utf8"); "C", "POSIX" or nothing is ASCII.
 bool locale_is_utf8();
-bool locale_is_utf8(const std::map<std::string, std::string>& env);
 
 }  // namespace rmcp
