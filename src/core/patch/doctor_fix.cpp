@@ -199,6 +199,8 @@ Result<DoctorOutcome> doctor_with_state(const Root& root, const kb::KnowledgeBas
     }
 
     const bool user_changes = !user.set.empty() || !user.unset.empty();
+    out.facts =
+        user_changes || profile_env ? facts_with_env(facts, user, profile_env ? &*profile_env : nullptr) : facts;
     kb::DoctorReport with_user = raw;
     if (user_changes)
         with_user = kb::run_doctor(kb, doctor_facts(root, facts_with_env(facts, user, nullptr), request.scan));

@@ -51,6 +51,7 @@ struct DoctorRequest {
 
 struct DoctorOutcome {
     kb::DoctorReport report;  // every finding with status, fix and next command
+    Facts facts;              // as a run would see them: profile.env and the profile applied
     std::optional<AutoDecision> auto_decision;
     std::string env_file;            // logical path of profile.env
     std::vector<std::string> notes;  // for stderr
