@@ -22,6 +22,9 @@ PACKAGES=(
   # tests/cli/test_probe_report.py loads `rmcp probe --html` pages in a real browser
   # (headless). About 80 MB; installed in under 10 s on the build VM.
   chromium
+  # tests/fleet (docs/fleet.md): rmcp's metrics checked by the real node_exporter and Prometheus
+  # (promtool too), on loopback. Their own services are not used.
+  prometheus prometheus-node-exporter
 )
 
 missing=()
