@@ -25,6 +25,8 @@ PACKAGES=(
   # tests/fleet (docs/fleet.md): rmcp's metrics checked by the real node_exporter and Prometheus
   # (promtool too), on loopback. Their own services are not used.
   prometheus prometheus-node-exporter
+  # tests/fleet/test_kubernetes.py reads the rendered manifests
+  python3-yaml
 )
 
 missing=()
