@@ -7,6 +7,8 @@
 #   lib/python3/dist-packages/rmcp/              rmcp.torch for the system's python3, with the
 #                                                operator prebuilt for the torch it was built against
 #   share/man/man1/rmcp.1.gz, shell completions, share/doc/rmcp/
+#   lib/systemd/system/rmcp-{doctor,nfd}.{service,timer}  the node agent's units (docs/fleet.md),
+#                                                installed, not enabled
 install(TARGETS rmcp RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 if(TARGET rmcp_preload)
   install(TARGETS rmcp_preload LIBRARY DESTINATION ${RMCP_INSTALL_PRIVLIBDIR})
@@ -47,6 +49,14 @@ install(FILES ${RMCP_SHELL_FILES_DIR}/rmcp.1.gz DESTINATION ${CMAKE_INSTALL_MAND
 install(FILES ${RMCP_SHELL_FILES_DIR}/bash/rmcp DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions)
 install(FILES ${RMCP_SHELL_FILES_DIR}/zsh/_rmcp DESTINATION ${CMAKE_INSTALL_DATADIR}/zsh/vendor-completions)
 install(FILES ${RMCP_SHELL_FILES_DIR}/fish/rmcp.fish DESTINATION ${CMAKE_INSTALL_DATADIR}/fish/vendor_completions.d)
+
+# systemd units of the node agent (docs/fleet.md): /usr/lib/systemd/system in the .deb, where
+# Debian 12's lintian wants them; nothing enables them (no maintainer script does).
+install(FILES ${PROJECT_SOURCE_DIR}/packaging/systemd/rmcp-doctor.service
+              ${PROJECT_SOURCE_DIR}/packaging/systemd/rmcp-doctor.timer
+              ${PROJECT_SOURCE_DIR}/packaging/systemd/rmcp-nfd.service
+              ${PROJECT_SOURCE_DIR}/packaging/systemd/rmcp-nfd.timer
+        DESTINATION lib/systemd/system)
 
 # Documentation: the README, the architecture and docs/*.md (not the roff page, installed above).
 install(FILES ${PROJECT_SOURCE_DIR}/README.md ${PROJECT_SOURCE_DIR}/ARCHITECTURE.md

@@ -24,6 +24,11 @@ PACKAGES=(
   chromium
   # tests/cli/test_terminal.py runs doctor in a real terminal of a known size
   tmux
+  # tests/fleet (docs/fleet.md): rmcp's metrics checked by the real node_exporter and Prometheus
+  # (promtool too), on loopback. Their own services are not used.
+  prometheus prometheus-node-exporter
+  # tests/fleet/test_kubernetes.py reads the rendered manifests
+  python3-yaml
 )
 
 missing=()

@@ -68,6 +68,10 @@ step "hostile-input tests"
 export RMCP_STRESS_SECONDS="${RMCP_STRESS_SECONDS:-25}"
 "${PYTEST[@]}" -rs --junitxml="$RESULTS/hostile.xml" tests/hostile >&2 || failures=1
 
+step "fleet: the node agent with the real node_exporter and Prometheus (tests/fleet, docs/fleet.md)"
+# Loopback daemons in temporary directories; each test ends its own. The limit ends a hung run.
+timeout 150 "${PYTEST[@]}" -rs --junitxml="$RESULTS/fleet.xml" tests/fleet >&2 || failures=1
+
 if [[ -z "${RMCP_TEST_FAST:-}" ]]; then
   step "ASan+UBSan build (clang, with the fuzz targets): unit, CLI and hostile tests"
   # A tree configured when this preset still used g++ is configured afresh: CMake refuses the

@@ -8,9 +8,13 @@
 
 #include "kb/doctor.hpp"
 #include "patch/doctor_fix.hpp"
+#include "kb/content_hash.hpp"
+#include "patch/patch.hpp"
 #include "render/doctor_render.hpp"
 #include "render/doctor_text.hpp"
 #include "util/terminal.hpp"
+#include "render/node_metrics.hpp"
+#include "version.hpp"
 
 #include <fmt/core.h>
 #include <fmt/format.h>
@@ -31,11 +35,33 @@ struct DoctorArgs {
     bool fix = false;
     bool yes = false;
     std::string output;  // -o: the report (any format) to this file, atomically
+    // With --format prometheus|nfd (docs/fleet.md): logical paths, read through the root.
+    std::string probe_result;
+    std::string incident_dir;
     CLI::Option* fail_on_opt = nullptr;
 };
 
+// The node agent's inputs besides the findings: the saved probe result and the incident
+// directory, by default where `rmcp run` and docs/fleet.md put them for this user.
+NodeMetrics node_metrics(Context& ctx, const Root& root, const patch::DoctorOutcome& outcome, const DoctorArgs& args,
+                         std::chrono::steady_clock::time_point started) {
+    const auto env = process::current_environment_map();
+    const auto state = patch::user_state_dir(env);
+    NodeSources sources;
+    sources.probe_result = args.probe_result.empty() ? state + "/probe-result.json" : args.probe_result;
+    sources.incident_dir = args.incident_dir.empty() ? state + "/incidents" : args.incident_dir;
+    auto node = collect_node_metrics(root, outcome.facts, sources);
+    for (const auto& w : node.warnings) ctx.diag.warning(w);
+    node.rmcp_version = std::string(rmcp_version());
+    if (auto hash = kb::content_hash(ctx.kb_dir())) node.kb_version = *hash;
+    node.check_duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    return node;
+}
+
 int do_doctor(Context& ctx, const DoctorArgs& args) {
-    const auto format = ctx.format({OutputFormat::text, OutputFormat::json, OutputFormat::prometheus});
+    const auto started = std::chrono::steady_clock::now();
+    const auto format =
+        ctx.format({OutputFormat::text, OutputFormat::json, OutputFormat::prometheus, OutputFormat::nfd});
     if (!format) return fail(ctx, format.error());
     const auto kb = kb::load(ctx.kb_dir());
     if (!kb) return fail(ctx, kb.error());
@@ -64,7 +90,7 @@ int do_doctor(Context& ctx, const DoctorArgs& args) {
                                    "-o writes the report; --fix applies patches and "
                                    "prints what it wrote: use one or the other",
                                    ExitCode::usage});
-        if (*format == OutputFormat::prometheus)
+        if (*format == OutputFormat::prometheus || *format == OutputFormat::nfd)
             return fail(ctx, Error{"parsing arguments", "--fix", "--fix writes no metrics: use --format text or json",
                                    ExitCode::usage});
         nlohmann::json extra = nlohmann::json::object();
@@ -97,10 +123,14 @@ int do_doctor(Context& ctx, const DoctorArgs& args) {
     switch (*format) {
     case OutputFormat::json: text = json_output(ctx, doctor_to_json(report, command_prefix(ctx))); break;
     case OutputFormat::prometheus: {
+        const auto node = node_metrics(ctx, *root, *outcome, args, started);
         const auto now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch());
-        text = shown_text(ctx, render_doctor_prometheus(report, now.count()));
+        text = shown_text(ctx, render_doctor_prometheus(report, now.count(), node));
         break;
     }
+    case OutputFormat::nfd:
+        text = shown_text(ctx, render_doctor_nfd(report, node_metrics(ctx, *root, *outcome, args, started)));
+        break;
     default: {
         // Colour, width and glyphs for a terminal; a file named with -o gets plain text at 80 columns.
         const bool to_stdout = args.output.empty() || args.output == "-";
@@ -109,7 +139,7 @@ int do_doctor(Context& ctx, const DoctorArgs& args) {
         options.unicode = locale_is_utf8();
         options.verbose = ctx.options.verbose;
         options.quiet = ctx.options.quiet;
-        text = shown_text(ctx, render_doctor_text(report, outcome->facts, command_prefix(ctx), options,
+        text = shown_text(ctx, render_doctor_text(report, outcome->facts_json, command_prefix(ctx), options,
                                                   to_stdout ? ctx.style() : Style(false)));
         break;
     }
@@ -119,7 +149,8 @@ int do_doctor(Context& ctx, const DoctorArgs& args) {
     if (auto s = write_output(ctx, args.output, text); !s) return fail(ctx, s.error());
     // The metrics carry the findings, so with prometheus only an explicit --fail-on turns
     // them into an exit code.
-    if (*format == OutputFormat::prometheus && args.fail_on_opt->count() == 0) return 0;
+    if ((*format == OutputFormat::prometheus || *format == OutputFormat::nfd) && args.fail_on_opt->count() == 0)
+        return 0;
     const auto threshold = kb::parse_severity(args.fail_on).value_or(kb::Severity::critical);
     return kb::has_findings_at_or_above(report, threshold) ? static_cast<int>(ExitCode::findings) : 0;
 }
@@ -148,11 +179,20 @@ void add_doctor_command(CLI::App& app, Context& ctx, Action& action) {
     cmd->add_option("-o,--output", args->output,
                     "Write the report to FILE (replaced atomically: whole or not at all; - for stdout)")
         ->type_name("FILE");
+    cmd->add_option("--probe-result", args->probe_result,
+                    "With --format prometheus|nfd: the saved `rmcp probe --format json` result to report (default: "
+                    "$XDG_STATE_HOME/rmcp/probe-result.json; read inside --root)")
+        ->type_name("FILE");
+    cmd->add_option("--incidents", args->incident_dir,
+                    "With --format prometheus: count the `rmcp run` incident reports in DIR (default: "
+                    "$XDG_STATE_HOME/rmcp/incidents; read inside --root)")
+        ->type_name("DIR");
     cmd->footer(
         "Each finding says its status (open, fixed by profile.env, fixed, pending a reboot) and the next\n"
-        "command to run. Formats: text (default), json (schema_version'd), prometheus (node_exporter textfile).\n"
+        "command to run. Formats: text (default), json (schema_version'd), prometheus (node_exporter textfile),\n"
+        "nfd (Node Feature Discovery labels, rmcp.healthy and rmcp.probe_passed included; docs/fleet.md).\n"
         "Exit: 0 nothing open at or above --fail-on, 1 open findings at or above it, 2 malformed knowledge base.\n"
-        "With --format prometheus the findings are the metrics, so doctor exits 0 unless --fail-on is\n"
+        "With --format prometheus or nfd the findings are the metrics, so doctor exits 0 unless --fail-on is\n"
         "given. For node_exporter's textfile collector: rmcp doctor --format prometheus -o DIR/rmcp.prom\n"
         "(replaced atomically; on a full disk the previous file stays and doctor exits 3).");
     cmd->callback([&ctx, &action, args] { action = [&ctx, args] { return do_doctor(ctx, *args); }; });

@@ -228,13 +228,14 @@ def test_prometheus_format(rmcp):
             continue
         if line.startswith("# TYPE "):
             name, kind = line.split()[2:4]
-            assert kind == "gauge"
+            # Only counters end in _total (Prometheus naming); the incident counts are counters.
+            assert kind == ("counter" if name.endswith("_total") else "gauge"), line
             typed.add(name)
             continue
         assert PROM_LINE.match(line), line
         assert line.split("{")[0].split(" ")[0] in typed, line
     assert 'rmcp_finding{id="override-cross-family",severity="critical",category="gpu-memory-fault",' \
-           'confidence="reported",gpu="2"} 1' in lines
+           'confidence="reported",gpu="2",status="open"} 1' in lines
     assert 'rmcp_findings{severity="critical"} 1' in lines
     assert "rmcp_amd_gpus 2" in lines
 

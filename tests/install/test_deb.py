@@ -49,7 +49,10 @@ def test_file_list(deb):
                  "/usr/share/zsh/vendor-completions/_rmcp", "/usr/share/fish/vendor_completions.d/rmcp.fish",
                  "/usr/share/doc/rmcp/copyright", "/usr/share/doc/rmcp/changelog.gz",
                  "/usr/lib/python3/dist-packages/rmcp/torch/prebuilt/librmcp_torch_ops.so",
-                 "/usr/lib/python3/dist-packages/rmcp/torch/csrc/conv.cpp"):
+                 "/usr/lib/python3/dist-packages/rmcp/torch/csrc/conv.cpp",
+                 # the node agent's units (docs/fleet.md), installed and not enabled (no postinst)
+                 "/usr/lib/systemd/system/rmcp-doctor.service", "/usr/lib/systemd/system/rmcp-doctor.timer",
+                 "/usr/lib/systemd/system/rmcp-nfd.service", "/usr/lib/systemd/system/rmcp-nfd.timer"):
         assert path in paths, path
     assert not [p for p in paths if not p.startswith("/usr/") and p not in ("/", "/usr/")]
     assert not [p for p in paths if "__pycache__" in p or p.endswith(".pyc")]

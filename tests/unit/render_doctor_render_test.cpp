@@ -78,9 +78,9 @@ TEST(DoctorRender, FixtureReportAsPrometheus) {
     for (const std::string line : {
              "# TYPE rmcp_finding gauge",
              "rmcp_finding{id=\"rdna2-no-override\",severity=\"critical\",category=\"rocblas-missing-arch\","
-             "confidence=\"user-confirmed\",gpu=\"1\"} 1",
+             "confidence=\"user-confirmed\",gpu=\"1\",status=\"open\"} 1",
              "rmcp_finding{id=\"dkms-version-missing\",severity=\"info\",category=\"config-risk\","
-             "confidence=\"reported\",gpu=\"\"} 1",
+             "confidence=\"reported\",gpu=\"\",status=\"open\"} 1",
              "# TYPE rmcp_findings gauge",
              "rmcp_findings{severity=\"critical\"} 1",
              "rmcp_findings{severity=\"warning\"} 0",
@@ -91,7 +91,7 @@ TEST(DoctorRender, FixtureReportAsPrometheus) {
              "rmcp_last_run_timestamp_seconds 1700000000.500",
          })
         EXPECT_NE(("\n" + text).find("\n" + line + "\n"), std::string::npos) << "missing: " << line << "\n" << text;
-    // Only counters may end in _total; every metric here is a gauge.
+    // Only counters may end in _total; without node inputs every metric here is a gauge.
     EXPECT_EQ(text.find("_total"), std::string::npos);
     EXPECT_EQ(text.find("counter"), std::string::npos);
 }
@@ -129,7 +129,7 @@ TEST(DoctorRender, HandBuiltFindingWrapsEscapesAndShowsStatus) {
     r.gpus = 3;
     const auto p = render_doctor_prometheus(r, 1);
     EXPECT_NE(p.find("rmcp_finding{id=\"x-entry\",severity=\"warning\",category=\"odd\\\"cat\\\\egory\","
-                     "confidence=\"hypothesis\",gpu=\"index2\"} 1\n"),
+                     "confidence=\"hypothesis\",gpu=\"index2\",status=\"fixed-by-profile\"} 1\n"),
               std::string::npos)
         << p;
     const auto j = doctor_to_json(r);

@@ -199,16 +199,18 @@ Result<DoctorOutcome> doctor_with_state(const Root& root, const kb::KnowledgeBas
     }
 
     const bool user_changes = !user.set.empty() || !user.unset.empty();
+    out.facts =
+        user_changes || profile_env ? facts_with_env(facts, user, profile_env ? &*profile_env : nullptr) : facts;
     kb::DoctorReport with_user = raw;
-    out.facts = raw_json;
+    out.facts_json = raw_json;
     if (user_changes) {
-        out.facts = doctor_facts(root, facts_with_env(facts, user, nullptr), request.scan);
-        with_user = kb::run_doctor(kb, out.facts);
+        out.facts_json = doctor_facts(root, facts_with_env(facts, user, nullptr), request.scan);
+        with_user = kb::run_doctor(kb, out.facts_json);
     }
     kb::DoctorReport effective = with_user;
     if (profile_env) {
-        out.facts = doctor_facts(root, facts_with_env(facts, user, &*profile_env), request.scan);
-        effective = kb::run_doctor(kb, out.facts);
+        out.facts_json = doctor_facts(root, facts_with_env(facts, user, &*profile_env), request.scan);
+        effective = kb::run_doctor(kb, out.facts_json);
     }
 
     auto patches = load_patches(request.patch_dir);

@@ -51,7 +51,8 @@ struct DoctorRequest {
 
 struct DoctorOutcome {
     kb::DoctorReport report;  // every finding with status, fix and next command
-    nlohmann::json facts;     // the facts the report was evaluated on (the environment a run gets)
+    Facts facts;              // as a run would see them: profile.env and the profile applied
+    nlohmann::json facts_json;  // the same as the JSON the report was evaluated on (with library coverage)
     std::optional<AutoDecision> auto_decision;
     std::string env_file;            // logical path of profile.env
     std::vector<std::string> notes;  // for stderr
