@@ -27,6 +27,16 @@ if(TARGET rmcp_torch_ops AND RMCP_TORCH_OPS_STAMP)
   install(TARGETS rmcp_torch_ops LIBRARY DESTINATION ${RMCP_PYTHON_INSTALL_DIR}/rmcp/torch/prebuilt)
   install(FILES ${RMCP_TORCH_OPS_STAMP} DESTINATION ${RMCP_PYTHON_INSTALL_DIR}/rmcp/torch/prebuilt)
 endif()
+# The build's version for `rmcp.__version__` (python/rmcp/__init__.py imports it), so that the
+# installed package and `rmcp --version` say the same (pip installs get the same file from
+# python/setup.py). Read from generated/version.txt when installing, as cpack reads it.
+install(CODE "
+  file(STRINGS \"${RMCP_GENERATED_DIR}/version.txt\" rmcp_version LIMIT_COUNT 1)
+  set(file \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${RMCP_PYTHON_INSTALL_DIR}/rmcp/_build_version.py\")
+  message(STATUS \"Installing: \${file} (\${rmcp_version})\")
+  file(WRITE \"\${file}\" \"# Written by cmake --install (cmake/Install.cmake).\\n__version__ = \\\"\${rmcp_version}\\\"\\n\")
+  list(APPEND CMAKE_INSTALL_MANIFEST_FILES \"\${file}\")
+")
 # The probe puts <datadir>/python on its workers' PYTHONPATH (src/core/probe/command.cpp): a
 # directory holding the rmcp package and nothing else, so that a user's venv interpreter sees no
 # other system package. It is a relative link to the copy above (the newcomer review, finding 27:
