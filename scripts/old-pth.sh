@@ -9,6 +9,6 @@ rmcp_remove_old_pth() {
   [[ -f "$site/rmcp.pth" && ! -L "$site/rmcp.pth" ]] || return 0
   [[ "$(cat "$site/rmcp.pth")" == "$checkout/python" ]] || return 0
   [[ $(id -u) -eq 0 || -w "$site" ]] || sudo=(sudo)
-  echo "rmcp setup: removing $site/rmcp.pth, written by an earlier scripts/setup.sh (README, \"Python\")" >&2
+  echo "rmcp setup: removing $site/rmcp.pth, written by an earlier scripts/setup.sh (README, \"Install\")" >&2
   "${sudo[@]}" rm -f "$site/rmcp.pth"
 }
