@@ -2,7 +2,9 @@
 # same tree (docs/install.md, "Layout"):
 #   bin/rmcp
 #   share/rmcp/{kb,patches,profiles,probe}/      the data, found as ../share/rmcp from bin/
-#   share/rmcp/python/rmcp/                      the probe worker's package (rmcp probe's PYTHONPATH)
+#   share/rmcp/python/rmcp -> ../../../lib/python3/dist-packages/rmcp
+#                                                the probe worker's package (rmcp probe's PYTHONPATH):
+#                                                a relative symbolic link, so the modules ship once
 #   lib/<multiarch>/rmcp/librmcp_preload.so      found by `rmcp run --trace-alloc` from bin/
 #   lib/python3/dist-packages/rmcp/              rmcp.torch for the system's python3, with the
 #                                                operator prebuilt for the torch it was built against
@@ -18,8 +20,6 @@ foreach(dir kb patches profiles probe)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${dir}/ DESTINATION ${RMCP_INSTALL_DATADIR}/${dir}
           FILES_MATCHING PATTERN "*.toml")
 endforeach()
-install(DIRECTORY ${PROJECT_SOURCE_DIR}/python/rmcp/ DESTINATION ${RMCP_INSTALL_DATADIR}/python/rmcp
-        FILES_MATCHING PATTERN "*.py" PATTERN "__pycache__" EXCLUDE PATTERN "csrc" EXCLUDE)
 
 # rmcp.torch for the system's Python: the package, the operator's source (for other torches,
 # compiled on first use: docs/torch.md) and the operator built here with its torch-version stamp.
@@ -29,6 +29,33 @@ if(TARGET rmcp_torch_ops AND RMCP_TORCH_OPS_STAMP)
   install(TARGETS rmcp_torch_ops LIBRARY DESTINATION ${RMCP_PYTHON_INSTALL_DIR}/rmcp/torch/prebuilt)
   install(FILES ${RMCP_TORCH_OPS_STAMP} DESTINATION ${RMCP_PYTHON_INSTALL_DIR}/rmcp/torch/prebuilt)
 endif()
+# The build's version for `rmcp.__version__` (python/rmcp/__init__.py imports it), so that the
+# installed package and `rmcp --version` say the same (pip installs get the same file from
+# python/setup.py). Read from generated/version.txt when installing, as cpack reads it.
+install(CODE "
+  file(STRINGS \"${RMCP_GENERATED_DIR}/version.txt\" rmcp_version LIMIT_COUNT 1)
+  set(file \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${RMCP_PYTHON_INSTALL_DIR}/rmcp/_build_version.py\")
+  message(STATUS \"Installing: \${file} (\${rmcp_version})\")
+  file(WRITE \"\${file}\" \"# Written by cmake --install (cmake/Install.cmake).\\n__version__ = \\\"\${rmcp_version}\\\"\\n\")
+  list(APPEND CMAKE_INSTALL_MANIFEST_FILES \"\${file}\")
+")
+# The probe puts <datadir>/python on its workers' PYTHONPATH (src/core/probe/command.cpp): a
+# directory holding the rmcp package and nothing else, so that a user's venv interpreter sees no
+# other system package. It is a relative link to the copy above (the newcomer review, finding 27:
+# the modules were shipped twice), relative so that a moved tree keeps working.
+cmake_path(ABSOLUTE_PATH RMCP_PYTHON_INSTALL_DIR BASE_DIRECTORY "${CMAKE_INSTALL_PREFIX}" OUTPUT_VARIABLE rmcp_py_full)
+cmake_path(APPEND CMAKE_INSTALL_FULL_DATADIR rmcp python OUTPUT_VARIABLE rmcp_probe_py_full)
+file(RELATIVE_PATH RMCP_PROBE_PYTHON_LINK "${rmcp_probe_py_full}" "${rmcp_py_full}/rmcp")
+install(CODE "
+  set(link \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${RMCP_INSTALL_DATADIR}/python/rmcp\")
+  file(MAKE_DIRECTORY \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${RMCP_INSTALL_DATADIR}/python\")
+  if(IS_SYMLINK \"\${link}\" OR EXISTS \"\${link}\")
+    file(REMOVE_RECURSE \"\${link}\")
+  endif()
+  message(STATUS \"Installing: \${link} -> ${RMCP_PROBE_PYTHON_LINK}\")
+  file(CREATE_LINK \"${RMCP_PROBE_PYTHON_LINK}\" \"\${link}\" SYMBOLIC)
+  list(APPEND CMAKE_INSTALL_MANIFEST_FILES \"\${link}\")
+")
 
 # The manual page and the completions come from the built binary's own CLI definitions
 # (the one source of every option: src/cli/run_cli.cpp, src/cli/manpage.cpp).

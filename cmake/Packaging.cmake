@@ -1,6 +1,7 @@
-# The Debian package: `cpack --preset release` (after `cmake --preset release && cmake --build
-# build-release`) writes build-release/rmcp_<version>_amd64.deb from the install rules of
-# cmake/Install.cmake under /usr (docs/install.md, "Debian package").
+# The Debian package: `cpack --preset package` (after `cmake --preset package && cmake --build
+# build-package`: -O2, Debian's hardening flags, no benchmarks, cmake/Hardening.cmake) writes
+# build-package/rmcp_<version>_amd64.deb from the install rules of cmake/Install.cmake under
+# /usr (docs/install.md, "Debian package").
 #
 # Depends is listed, not computed by dpkg-shlibdeps: the package also carries the torch
 # operator for Debian's python3-torch, and shlibdeps would make the whole of libtorch (and
@@ -48,5 +49,7 @@ set(CPACK_PACKAGE_VERSION "${PROJECT_VERSION}")
 # runs, so that the package and `rmcp --version` always agree.
 set(CPACK_PROJECT_CONFIG_FILE ${PROJECT_SOURCE_DIR}/cmake/CPackProjectConfig.cmake)
 set(CPACK_RMCP_VERSION_FILE ${RMCP_GENERATED_DIR}/version.txt)
-set(CPACK_PRE_BUILD_SCRIPTS ${PROJECT_SOURCE_DIR}/cmake/cpack_debian_docs.cmake)
+set(CPACK_RMCP_OBJCOPY "${CMAKE_OBJCOPY}")
+set(CPACK_PRE_BUILD_SCRIPTS ${PROJECT_SOURCE_DIR}/cmake/cpack_debian_docs.cmake
+                            ${PROJECT_SOURCE_DIR}/cmake/cpack_strip_comment.cmake)
 include(CPack)

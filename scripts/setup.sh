@@ -46,15 +46,12 @@ fi
 cmake --preset default >/dev/null
 cmake --build build -j"$(nproc)"
 
-# rmcp.torch: make `import rmcp` work in Debian's /usr/bin/python3 by a .pth file naming
-# this checkout's python/ directory (no copy, so edits and rebuilds take effect at once).
-# The operator library stays at build/python/librmcp_torch_ops.so, where rmcp.torch looks
-# for it (python/rmcp/torch/_locate.py). Idempotent: the file is rewritten only when it differs.
-rmcp_site=$(/usr/bin/python3 -c 'import sysconfig; print(sysconfig.get_path("purelib"))')
-rmcp_pth_line="$(pwd)/python"
-if [[ "$(cat "$rmcp_site/rmcp.pth" 2>/dev/null)" != "$rmcp_pth_line" ]]; then
-  RMCP_SUDO=()
-  [[ $(id -u) -eq 0 || -w "$rmcp_site" ]] || RMCP_SUDO=(sudo)
-  "${RMCP_SUDO[@]}" mkdir -p "$rmcp_site"
-  printf '%s\n' "$rmcp_pth_line" | "${RMCP_SUDO[@]}" tee "$rmcp_site/rmcp.pth" >/dev/null
-fi
+# rmcp.torch from the checkout: nothing is written into the system's site-packages (the newcomer
+# review, finding 25: a .pth there shadowed the installed package for every user and outlived
+# `apt remove`). The tests put the checkout's python/ on sys.path or PYTHONPATH themselves
+# (tests/python/torch_support.py, the probe's workers); to use it by hand, run
+# `PYTHONPATH=$PWD/python python3 ...` or install it into a venv (docs/install.md).
+# Earlier versions of this script wrote <purelib>/rmcp.pth: removed when it is exactly that file
+# (scripts/old-pth.sh).
+source scripts/old-pth.sh
+rmcp_remove_old_pth "$(/usr/bin/python3 -c 'import sysconfig; print(sysconfig.get_path("purelib"))')" "$(pwd)"

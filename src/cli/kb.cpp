@@ -53,7 +53,7 @@ int show_entry(Context& ctx, const KbOptions& o) {
         return fail(ctx, Error{"looking up knowledge-base entry", o.id, "no such entry (see `rmcp kb list`)",
                                ExitCode::usage});
     if (*format == OutputFormat::json) ctx.out.print("{}\n", json_text(kb_show_json(*e), 2));
-    else print_text(ctx, "{}", render_kb_show_text(*e, ctx.style()));
+    else print_text(ctx, "{}", render_kb_show_text(*e, ctx.style(), ctx.options.verbose));
     return 0;
 }
 
@@ -116,7 +116,10 @@ int do_lint(Context& ctx, const KbOptions& o) {
         healthy.push_back({name.empty() ? dir : name, std::move(facts)});
         names.push_back(healthy.back().name);
     }
-    const auto problems = kb::lint(*kb, &ids, healthy);
+    auto problems = kb::lint(*kb, &ids, healthy);
+    std::vector<kb::CitedBy> patch_references;
+    for (const auto& p : patches->patches) patch_references.push_back({p.id, p.file, p.references});
+    for (auto& p : kb::lint_reference_addresses(patch_references)) problems.push_back(std::move(p));
     if (*format == OutputFormat::json)
         ctx.out.print("{}\n", json_text(kb_lint_json(problems, kb->entries.size(), names), 2));
     else print_text(ctx, "{}", render_kb_lint_text(problems, kb->entries.size(), names, ctx.style()));

@@ -202,7 +202,7 @@ def test_text_output(rmcp):
     verbose = rmcp("-v", "doctor", "--root", FIXTURES / "strix-point-stale-override").stdout.decode()
     assert "WARNING  override-not-needed" in verbose
     assert "GPU 0: the override's target is gfx1100" in verbose
-    assert "issues/4557" in verbose
+    assert "https://github.com/ROCm/ROCm/issues/4557" in verbose
     colored = rmcp("doctor", "--root", FIXTURES / "strix-point-stale-override", "--color", "always").stdout.decode()
     assert "\x1b[33m" in colored
 

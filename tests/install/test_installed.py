@@ -53,6 +53,11 @@ def test_layout(usr):
     ]
     missing = [path for path in expected if not (usr / path).is_file()]
     assert not missing
+    # The probe's package is the system Python's, shipped once (the newcomer review, finding 27):
+    # share/rmcp/python/rmcp is a relative link to lib/python3/dist-packages/rmcp.
+    link = usr / "share" / "rmcp" / "python" / "rmcp"
+    assert link.is_symlink() and not str(link.readlink()).startswith("/"), link
+    assert link.resolve() == (usr / "lib" / "python3" / "dist-packages" / "rmcp").resolve()
     for data in ("kb", "patches", "profiles"):
         shipped = sorted(p.name for p in (REPO / data).rglob("*.toml"))
         assert sorted(p.name for p in (usr / "share" / "rmcp" / data).rglob("*.toml")) == shipped, data
@@ -62,6 +67,16 @@ def test_version_is_the_builds(rmcp_bin, tmp_path):
     from install_support import BUILD
     built = (BUILD / "generated" / "version.txt").read_text().strip()
     assert run([rmcp_bin, "--version"], tmp_path, check=0).stdout.decode() == f"rmcp {built}\n"
+
+
+def test_python_package_has_the_builds_version(usr, tmp_path):
+    """rmcp.__version__ of the installed package is `rmcp --version`'s (cmake/Install.cmake writes it)."""
+    from install_support import BUILD
+    built = (BUILD / "generated" / "version.txt").read_text().strip()
+    for site in (usr / "lib" / "python3" / "dist-packages", usr / "share" / "rmcp" / "python"):
+        proc = run(["/usr/bin/python3", "-c", "import rmcp; print(rmcp.__version__); print(rmcp.__file__)"], tmp_path,
+                   check=0, PYTHONPATH=site)
+        assert proc.stdout.decode().splitlines() == [built, str(site / "rmcp" / "__init__.py")]
 
 
 def test_doctor_from_root_uses_the_installed_data(rmcp_bin, usr, tmp_path):
@@ -121,6 +136,7 @@ def test_a_moved_tree_keeps_working(usr, tmp_path):
     moved = tmp_path / "elsewhere" / "opt-rmcp"
     shutil.copytree(usr, moved, symlinks=True)
     binary = moved / "bin" / "rmcp"
+    assert (moved / "share" / "rmcp" / "python" / "rmcp" / "worker.py").is_file(), "the relative link moves along"
     proc = run([binary, "doctor", "--root", FIXTURE, "--no-scan"], tmp_path)
     assert proc.returncode in (0, 1), proc.stderr
     (moved / LIBDIR / "rmcp" / "librmcp_preload.so").unlink()

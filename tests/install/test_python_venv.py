@@ -9,9 +9,12 @@ compile of the same source for the same torch to a second or so).
 """
 from install_support import REPO  # first: the shared paths
 import os
+import pathlib
+import re
 import shutil
 import subprocess
 import sys
+import tempfile
 
 import pytest
 
@@ -31,14 +34,30 @@ def ccache_dir():
 def venv(tmp_path_factory):
     root = tmp_path_factory.mktemp("venv")
     subprocess.run([PYTHON, "-m", "venv", "--system-site-packages", str(root / "venv")], check=True)
-    # pip builds in the source directory (python/build, python/rmcp.egg-info): a copy keeps
-    # the checkout clean and is the same directory to pip.
-    source = root / "python"
-    shutil.copytree(REPO / "python", source, ignore=shutil.ignore_patterns("__pycache__", "build", "*.egg-info"))
+    # From the checkout itself, as docs/install.md says: pip builds in place, and python/setup.py
+    # sends setuptools' build/ and egg-info to a temporary directory (the newcomer review, finding 26).
+    before = build_litter()
     proc = subprocess.run([str(root / "venv" / "bin" / "pip"), "install", "--no-build-isolation", "--no-index",
-                           "--disable-pip-version-check", str(source)], capture_output=True, text=True)
+                           "--disable-pip-version-check", str(REPO / "python")], capture_output=True, text=True,
+                          env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert build_litter() == before, "pip install ./python left files in the checkout"
     return root
+
+
+def build_litter():
+    """What setuptools writes beside the sources when it builds in place."""
+    python = REPO / "python"
+    return sorted(str(p.relative_to(python)) for p in [python / "build", *python.glob("*.egg-info")] if p.exists())
+
+
+def cli_version():
+    """`rmcp --version` for this checkout, from its one writer, cmake/version_file.cmake."""
+    project = re.search(r"project\(rmcp VERSION ([0-9.]+)", (REPO / "CMakeLists.txt").read_text()).group(1)
+    with tempfile.TemporaryDirectory() as out:
+        subprocess.run(["cmake", f"-DRMCP_BASE_VERSION={project}", f"-DRMCP_SOURCE_DIR={REPO}",
+                        f"-DRMCP_OUTPUT_DIR={out}", "-P", str(REPO / "cmake" / "version_file.cmake")], check=True)
+        return (pathlib.Path(out) / "version.txt").read_text().strip()
 
 
 def venv_env(venv, **extra):
@@ -55,12 +74,17 @@ def venv_env(venv, **extra):
     return env
 
 
-def test_package_installs_offline_with_its_version(venv):
-    import re
-    meta = subprocess.run([str(venv / "venv" / "bin" / "pip"), "show", "rmcp"], capture_output=True, text=True,
-                          check=True).stdout
-    expected = re.search(r'^__version__ = "([^"]+)"', (REPO / "python" / "rmcp" / "__init__.py").read_text(), re.M)
-    assert f"Version: {expected.group(1)}" in meta
+def test_package_installs_offline_with_its_name_and_the_clis_version(venv):
+    """The distribution is rmcp-torch (PyPI's "rmcp" is another project: the newcomer review, finding
+    24), its import name rmcp; pip's version and rmcp.__version__ are `rmcp --version`'s."""
+    pip = str(venv / "venv" / "bin" / "pip")
+    meta = subprocess.run([pip, "show", "rmcp-torch"], capture_output=True, text=True, check=True).stdout
+    version = cli_version()
+    assert "Name: rmcp-torch\n" in meta and f"Version: {version}\n" in meta, meta
+    assert subprocess.run([pip, "show", "rmcp"], capture_output=True).returncode != 0, "no distribution named rmcp"
+    imported = subprocess.run([str(venv / "venv" / "bin" / "python"), "-c", "import rmcp; print(rmcp.__version__)"],
+                              cwd=venv, env=venv_env(venv), capture_output=True, text=True, check=True).stdout
+    assert imported == version + "\n"
 
 
 def test_operator_tests_pass_in_the_venv_from_outside_the_checkout(venv):

@@ -25,7 +25,7 @@ std::vector<std::string> checks_of(const KnowledgeBase& kb, const std::set<std::
 TEST(KbLint, ClassifiesReferences) {
     EXPECT_TRUE(classify_reference("https://rocm.docs.amd.com/projects/MIOpen/en/latest/x.html").vendor);
     EXPECT_FALSE(classify_reference("https://rocm.docs.amd.com/x").thread);
-    const auto rocm_issue = classify_reference("https://github.com/ROCm/legacy-rocm-build/issues/5724");
+    const auto rocm_issue = classify_reference("https://github.com/ROCm/ROCm/issues/5724");
     EXPECT_TRUE(rocm_issue.vendor && rocm_issue.thread);
     const auto user_issue =
         classify_reference("https://github.com/likelovewant/ROCmLibs-for-gfx1103-AMD780M-APU/issues/37");
@@ -39,6 +39,31 @@ TEST(KbLint, ClassifiesReferences) {
     const auto blog = classify_reference("https://example.org/rocm-tips");
     EXPECT_FALSE(blog.vendor || blog.thread);
     EXPECT_FALSE(classify_reference("not a url").vendor);
+}
+
+// Issue 30, item 9: ROCm's tracker is cited as github.com/ROCm/ROCm, never by the search index's
+// name for it, in kb entries and in patches alike.
+TEST(KbLint, RefusesTheLegacyRocmTrackerAddress) {
+    EXPECT_EQ(reference_address_problem("https://github.com/ROCm/ROCm/issues/5724"), "");
+    const auto why = reference_address_problem("https://github.com/ROCm/legacy-rocm-build/issues/5724");
+    EXPECT_NE(why.find("https://github.com/ROCm/ROCm/issues/5724"), std::string::npos) << why;
+    EXPECT_NE(reference_address_problem("HTTPS://GitHub.com/rocm/Legacy-ROCm-Build/issues/1#x"), "");
+
+    KnowledgeBase kb;
+    kb.entries.push_back(entry_from("severity = \"info\"\nconfidence = \"reported\"\nreferences = "
+                                    "[\"https://github.com/ROCm/legacy-rocm-build/issues/1\"]\n"
+                                    "[[signatures]]\npattern = 'x'\n"));
+    EXPECT_EQ(checks_of(kb), std::vector<std::string>{"reference-address"});
+
+    const auto patches = lint_reference_addresses(
+        {{"p-ok", "patches/p-ok.toml", {"https://github.com/ROCm/ROCm/issues/2"}},
+         {"p-old",
+          "patches/p-old.toml",
+          {"https://rocm.docs.amd.com/x", "https://github.com/ROCm/legacy-rocm-build/issues/3"}}});
+    ASSERT_EQ(patches.size(), 1U);
+    EXPECT_EQ(patches[0].entry, "p-old");
+    EXPECT_EQ(patches[0].file, "patches/p-old.toml");
+    EXPECT_EQ(patches[0].check, "reference-address");
 }
 
 TEST(KbLint, ConfidenceNeedsItsKindOfSource) {

@@ -91,7 +91,7 @@ TEST(KbRender, ListJson) {
 
 TEST(KbRender, ShowTextOfBothKinds) {
     const auto kb = two_entries();
-    const auto doctor = render_kb_show_text(kb.entries[0], Style(false));
+    const auto doctor = render_kb_show_text(kb.entries[0], Style(false), false);
     EXPECT_TRUE(
         doctor.starts_with("x-doctor — Doctor | only\n"
                            "severity: warning   category: config-risk   confidence: reported   scope: system\n\n"
@@ -104,14 +104,19 @@ TEST(KbRender, ShowTextOfBothKinds) {
               std::string::npos);
     EXPECT_NE(doctor.find("\nReferences:\n  https://example.org/doctor\n"), std::string::npos);
     EXPECT_TRUE(doctor.ends_with("\ndefined in kb/x-doctor.toml\n")) << doctor;
-    EXPECT_EQ(doctor.find("Notes:"), std::string::npos);
+    EXPECT_EQ(doctor.find("otes:"), std::string::npos);
+    EXPECT_EQ(doctor, render_kb_show_text(kb.entries[0], Style(false), true)) << "no notes: -v adds nothing";
 
-    const auto log = render_kb_show_text(kb.entries[1], Style(false));
+    // Notes are for the knowledge base's maintainers: shown with -v only, and said to exist.
+    const auto log = render_kb_show_text(kb.entries[1], Style(false), true);
     EXPECT_NE(log.find("\nNext step: Run with AMD_LOG_LEVEL=4.\n"), std::string::npos) << log;
     EXPECT_NE(log.find("  never from facts: this entry recognises log lines only (rmcp explain)\n"), std::string::npos);
     EXPECT_NE(log.find("  /ring gfx timeout/\n    context within 7 lines: amdgpu, reset\n"), std::string::npos) << log;
     EXPECT_NE(log.find("  none known; see the references\n"), std::string::npos);
-    EXPECT_NE(log.find("\nNotes:\n  Sources disagree.\n"), std::string::npos);
+    EXPECT_NE(log.find("\nMaintainer notes:\n  Sources disagree.\n"), std::string::npos) << log;
+    const auto plain = render_kb_show_text(kb.entries[1], Style(false), false);
+    EXPECT_EQ(plain.find("Sources disagree"), std::string::npos) << plain;
+    EXPECT_TRUE(plain.ends_with("(-v: maintainer notes)\n")) << plain;
 }
 
 TEST(KbRender, ShowJson) {

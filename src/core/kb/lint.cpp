@@ -82,6 +82,26 @@ ReferenceKind classify_reference(std::string_view url) {
     return kind;
 }
 
+std::string reference_address_problem(std::string_view url) {
+    // Compared without case and scheme: GitHub's owner and repository names are case-insensitive.
+    const std::string u = lower(url);
+    const auto at = u.find("github.com/rocm/legacy-rocm-build/");
+    if (at == std::string::npos) return {};
+    const auto rest = std::string(url.substr(at + std::string_view("github.com/rocm/legacy-rocm-build/").size()));
+    return fmt::format("{}: cite ROCm's tracker as users know it, https://github.com/ROCm/ROCm/{} (the same number; "
+                       "legacy-rocm-build is the search index's name for it)",
+                       url, rest);
+}
+
+std::vector<LintProblem> lint_reference_addresses(const std::vector<CitedBy>& sources) {
+    std::vector<LintProblem> out;
+    for (const auto& s : sources)
+        for (const auto& r : s.references)
+            if (auto why = reference_address_problem(r); !why.empty())
+                out.push_back({s.id, s.file, "reference-address", std::move(why)});
+    return out;
+}
+
 namespace {
 // A version test that holds for every release from some version on (as the predicate is
 // evaluated: under a negation `<X` becomes `>=X`): a rule that will fire on kernels and
@@ -106,6 +126,8 @@ std::vector<LintProblem> lint(const KnowledgeBase& kb, const std::set<std::strin
             out.push_back({e.id, e.file, std::move(check), std::move(message)});
         };
         if (e.references.empty()) add("reference", "no reference: every entry needs at least one source");
+        for (const auto& r : e.references)
+            if (auto why = reference_address_problem(r); !why.empty()) add("reference-address", std::move(why));
         bool vendor = false;
         bool thread = false;
         for (const auto& r : e.references) {

@@ -24,6 +24,12 @@ struct ReferenceKind {
 };
 ReferenceKind classify_reference(std::string_view url);
 
+// Why an address must not be cited, or empty: ROCm's issues are cited as users know them,
+// github.com/ROCm/ROCm/issues/N, never as github.com/ROCm/legacy-rocm-build/issues/N, the name
+// the tracker has in the search index the corpus was collected from (same numbers; issue 30,
+// item 9). Checked by `rmcp kb lint` for kb entries and for patches.
+std::string reference_address_problem(std::string_view url);
+
 // A machine known to be healthy: its facts document as doctor evaluates it (detect's JSON with
 // the `libraries` coverage facts merged).
 struct HealthyMachine {
@@ -34,12 +40,21 @@ struct HealthyMachine {
 struct LintProblem {
     std::string entry;  // entry id
     std::string file;   // the entry's file
-    std::string check;  // confidence-source, cost, patch, healthy-fires, reference
+    std::string check;  // confidence-source, cost, patch, healthy-fires, reference, reference-address
     std::string message;
 };
 
 // Pure. `patches`: the ids of the shipped patches (null: not checked).
 std::vector<LintProblem> lint(const KnowledgeBase& kb, const std::set<std::string>* patches,
                               const std::vector<HealthyMachine>& healthy);
+
+// Pure. A patch's references, by the same address rule: one problem per bad reference, with the
+// patch id as `entry` and its file.
+struct CitedBy {
+    std::string id;
+    std::string file;
+    std::vector<std::string> references;
+};
+std::vector<LintProblem> lint_reference_addresses(const std::vector<CitedBy>& sources);
 
 }  // namespace rmcp::kb

@@ -101,7 +101,7 @@ json kb_list_json(const kb::KnowledgeBase& kb) {
     return {{"schema_version", k_kb_schema_version}, {"entries", entries}};
 }
 
-std::string render_kb_show_text(const kb::Entry& e, const Style& style) {
+std::string render_kb_show_text(const kb::Entry& e, const Style& style, bool verbose) {
     std::string out = style.bold(e.id) + " — " + e.title + "\n";
     out += fmt::format("severity: {}   category: {}   confidence: {}   scope: {}\n\n", kb::severity_name(e.severity),
                        e.category, kb::confidence_name(e.confidence), kb::scope_name(e.scope));
@@ -124,8 +124,9 @@ std::string render_kb_show_text(const kb::Entry& e, const Style& style) {
     for (const auto& f : e.fixes) out += fmt::format("  {}. {}: {}\n", ++n, f.patch, f.cost);
     out += "\n" + style.bold("References:") + "\n";
     for (const auto& r : e.references) out += "  " + r + "\n";
-    if (!e.notes.empty()) out += "\n" + style.bold("Notes:") + "\n  " + flat(e.notes) + "\n";
-    out += "\n" + style.dim("defined in " + e.file) + "\n";
+    if (verbose && !e.notes.empty()) out += "\n" + style.bold("Maintainer notes:") + "\n  " + flat(e.notes) + "\n";
+    out += "\n" + style.dim("defined in " + e.file + (!verbose && !e.notes.empty() ? " (-v: maintainer notes)" : "")) +
+           "\n";
     return out;
 }
 

@@ -20,7 +20,9 @@ inline constexpr int k_kb_schema_version = 1;
 std::string render_kb_list_text(const kb::KnowledgeBase& kb, const Style& style);
 nlohmann::json kb_list_json(const kb::KnowledgeBase& kb);
 
-std::string render_kb_show_text(const kb::Entry& e, const Style& style);
+// `notes` are written for the knowledge base's maintainers (audit remarks, dates checked): shown
+// only with `verbose` (`rmcp kb show ID -v`, issue 30 item 9); the JSON always carries them.
+std::string render_kb_show_text(const kb::Entry& e, const Style& style, bool verbose);
 nlohmann::json kb_show_json(const kb::Entry& e);
 
 // One Markdown page per entry (file name: <id>.md) and index.md, as file name -> content.
