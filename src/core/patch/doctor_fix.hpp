@@ -50,8 +50,8 @@ struct DoctorRequest {
 };
 
 struct DoctorOutcome {
-    kb::DoctorReport report;  // every finding with status, fix and next command
-    Facts facts;              // as a run would see them: profile.env and the profile applied
+    kb::DoctorReport report;    // every finding with status, fix and next command
+    Facts facts;                // as a run would see them: profile.env and the profile applied
     nlohmann::json facts_json;  // the same as the JSON the report was evaluated on (with library coverage)
     std::optional<AutoDecision> auto_decision;
     std::string env_file;            // logical path of profile.env

@@ -185,13 +185,11 @@ std::string ok_words(const Area& a, const json& facts) {
         const json* g = gpu_facts(facts, a.gpu);
         if (!g) return {};
         std::vector<std::string> parts;
-        if (const auto o = g->find("override"); o != g->end() && o->is_object())
-        {
+        if (const auto o = g->find("override"); o != g->end() && o->is_object()) {
             auto relation = str(*o, "relation");
             std::replace(relation.begin(), relation.end(), '_', ' ');
             parts.push_back(fmt::format("override {} ({})", str(*o, "value"), relation));
-        }
-        else parts.emplace_back("no override");
+        } else parts.emplace_back("no override");
         if (const auto s = g->find("officially_supported"); s != g->end() && s->is_boolean())
             parts.emplace_back(s->get<bool>() ? "on ROCm's support list" : "not on ROCm's support list");
         if (const auto h = str(*g, "hidden_by"); !h.empty()) parts.push_back("hidden by " + h);
@@ -242,10 +240,12 @@ std::vector<Area> build_areas(const kb::DoctorReport& r, const json& facts) {
     for (std::size_t i = 0; i < n; ++i) {
         const auto label = gpu_label(facts, i);
         const auto target = str((*gpus)[i], "gfx_target");
-        areas.push_back({AreaKind::gpu_target, i,
-                         fmt::format("{} {}: override", label, target.empty() ? "target unknown" : target), {}});
-        areas.push_back({AreaKind::gpu_code, i,
-                         fmt::format("{} {}: code", label, target.empty() ? "target unknown" : target), {}});
+        areas.push_back({AreaKind::gpu_target,
+                         i,
+                         fmt::format("{} {}: override", label, target.empty() ? "target unknown" : target),
+                         {}});
+        areas.push_back(
+            {AreaKind::gpu_code, i, fmt::format("{} {}: code", label, target.empty() ? "target unknown" : target), {}});
     }
     areas.push_back({AreaKind::install, 0, "ROCm and PyTorch", {}});
     areas.push_back({AreaKind::environment, 0, "Environment", {}});
@@ -287,8 +287,8 @@ std::string machine_words(const json& facts, const Glyphs& g) {
         auto path = str(torch, "path");
         // The environment it belongs to: the prefix before lib/pythonX.Y (a venv, conda, /usr).
         if (const auto at = path.find("/lib/python"); at != std::string::npos) path = path.substr(0, at);
-        parts.push_back(fmt::format("PyTorch {} ({} {})", str(torch, "version"), str(torch, "origin"),
-                                    path.empty() ? "?" : path));
+        parts.push_back(
+            fmt::format("PyTorch {} ({} {})", str(torch, "version"), str(torch, "origin"), path.empty() ? "?" : path));
         if (t->size() > 1) parts.back() += fmt::format(" +{} more", t->size() - 1);
     } else {
         parts.emplace_back("no PyTorch");
@@ -348,9 +348,9 @@ std::string doctor_summary_line(const kb::DoctorReport& r) {
         return fmt::format("{} {}{}", n, word, n == 1 ? "" : "s");
     };
     std::string out = "rmcp doctor: ";
-    out += critical + warning == 0 ? std::string("nothing open")
-                                   : fmt::format("{} open ({} critical, {} warning)", critical + warning, critical,
-                                                 warning);
+    out += critical + warning == 0
+               ? std::string("nothing open")
+               : fmt::format("{} open ({} critical, {} warning)", critical + warning, critical, warning);
     if (pending) out += fmt::format("; {} pending", pending);
     if (fixed) out += fmt::format("; {} fixed", fixed);
     if (notes) out += "; " + plural(notes, "note");
@@ -451,8 +451,7 @@ std::string render_doctor_text(const kb::DoctorReport& r, const json& facts, con
     }
     if (!o.verbose) {
         if (!r.findings.empty())
-            out += s.dim(wrap(fmt::format("Details: add -v{}one finding: rmcp kb show ID", g.dot), 0, 0, width)) +
-                   '\n';
+            out += s.dim(wrap(fmt::format("Details: add -v{}one finding: rmcp kb show ID", g.dot), 0, 0, width)) + '\n';
         return out;
     }
 

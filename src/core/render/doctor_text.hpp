@@ -24,8 +24,8 @@ struct DoctorTextOptions {
 
 // One step of "Next steps": a command and what it answers.
 struct DoctorNextStep {
-    std::string command;                // as printed by the finding (may be several lines)
-    std::string undo;                   // the command that reverses it; empty when nothing to undo
+    std::string command;                   // as printed by the finding (may be several lines)
+    std::string undo;                      // the command that reverses it; empty when nothing to undo
     std::vector<std::string> finding_ids;  // the findings it answers, most severe first
 };
 
@@ -39,7 +39,6 @@ std::string doctor_summary_line(const kb::DoctorReport& report);
 // `facts`: the facts the report was evaluated on (patch::DoctorOutcome::facts);
 // `command_prefix`: how the user runs rmcp ("rmcp", "rmcp --root DIR").
 std::string render_doctor_text(const kb::DoctorReport& report, const nlohmann::json& facts,
-                               const std::string& command_prefix, const DoctorTextOptions& options,
-                               const Style& style);
+                               const std::string& command_prefix, const DoctorTextOptions& options, const Style& style);
 
 }  // namespace rmcp
