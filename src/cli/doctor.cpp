@@ -115,8 +115,13 @@ int do_doctor(Context& ctx, const DoctorArgs& args) {
     }
     }
     // -o FILE: written whole or not at all, the previous file intact on a full disk
-    // (util/atomic_file.hpp); stdout otherwise, checked like every output.
-    if (auto s = write_output(ctx, args.output, text); !s) return fail(ctx, s.error());
+    // (util/atomic_file.hpp); stdout otherwise, checked like every output. Text for a
+    // terminal goes through the pager when it is longer than the screen (process/pager.hpp).
+    const bool text_to_stdout = *format == OutputFormat::text && (args.output.empty() || args.output == "-");
+    if (text_to_stdout) ctx.page(text);
+    else if (auto s = write_output(ctx, args.output, text); !s) return fail(ctx, s.error());
+    // -q: the frame holds the text; the summary line (the quiet rendering's one line) passes.
+    if (text_to_stdout) ctx.summary(text.substr(0, text.find('\n')));
     // The metrics carry the findings, so with prometheus only an explicit --fail-on turns
     // them into an exit code.
     if (*format == OutputFormat::prometheus && args.fail_on_opt->count() == 0) return 0;
