@@ -137,16 +137,21 @@ int do_doctor(Context& ctx, const DoctorArgs& args) {
         DoctorTextOptions options;
         options.width = to_stdout ? static_cast<std::size_t>(output_width(STDOUT_FILENO)) : 80;
         options.unicode = locale_is_utf8();
-        options.verbose = ctx.options.verbose;
-        options.quiet = ctx.options.quiet;
+        options.verbose = ctx.verbose();
+        options.quiet = ctx.quiet();
         text = shown_text(ctx, render_doctor_text(report, outcome->facts_json, command_prefix(ctx), options,
                                                   to_stdout ? ctx.style() : Style(false)));
         break;
     }
     }
     // -o FILE: written whole or not at all, the previous file intact on a full disk
-    // (util/atomic_file.hpp); stdout otherwise, checked like every output.
-    if (auto s = write_output(ctx, args.output, text); !s) return fail(ctx, s.error());
+    // (util/atomic_file.hpp); stdout otherwise, checked like every output. Text for a
+    // terminal goes through the pager when it is longer than the screen (process/pager.hpp).
+    const bool text_to_stdout = *format == OutputFormat::text && (args.output.empty() || args.output == "-");
+    if (text_to_stdout) ctx.page(text);
+    else if (auto s = write_output(ctx, args.output, text); !s) return fail(ctx, s.error());
+    // -q: the frame holds the text; the summary line (the quiet rendering's one line) passes.
+    if (text_to_stdout) ctx.summary(text.substr(0, text.find('\n')));
     // The metrics carry the findings, so with prometheus only an explicit --fail-on turns
     // them into an exit code.
     if ((*format == OutputFormat::prometheus || *format == OutputFormat::nfd) && args.fail_on_opt->count() == 0)
