@@ -1,5 +1,7 @@
 #include "context.hpp"
 
+#include "util/test_delay.hpp"
+
 #include "util/atomic_file.hpp"
 #include "util/strings.hpp"
 
@@ -56,7 +58,14 @@ Result<Root> Context::open_root_at(const std::string& dir) const {
     // where the kernel has openat2, so the hostile suite checks both (docs/security.md). Either
     // is confined: the switch weakens nothing.
     const char* resolver = std::getenv("RMCP_TEST_RESOLVER");
-    return Root::open(dir, resolver && std::string_view(resolver) == "walk" ? Resolver::walk : Resolver::automatic);
+    auto root =
+        Root::open(dir, resolver && std::string_view(resolver) == "walk" ? Resolver::walk : Resolver::automatic);
+    // Test-only: the delays at locks and renames (RMCP_TEST_DELAY_AT=lock,rename:MS,
+    // util/test_delay.hpp) for every command that writes, only under a --root other than "/":
+    // they can never fire on a live system.
+    if (root && !root->is_live())
+        if (const char* spec = std::getenv("RMCP_TEST_DELAY_AT")) test_hooks::set_delays(spec);
+    return root;
 }
 
 Style Context::style() const {

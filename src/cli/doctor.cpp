@@ -44,12 +44,13 @@ struct DoctorArgs {
 // The node agent's inputs besides the findings: the saved probe result and the incident
 // directory, by default where `rmcp run` and docs/fleet.md put them for this user.
 NodeMetrics node_metrics(Context& ctx, const Root& root, const patch::DoctorOutcome& outcome, const DoctorArgs& args,
-                         std::chrono::steady_clock::time_point started) {
+                         std::chrono::steady_clock::time_point started, bool incidents) {
     const auto env = process::current_environment_map();
     const auto state = patch::user_state_dir(env);
     NodeSources sources;
     sources.probe_result = args.probe_result.empty() ? state + "/probe-result.json" : args.probe_result;
-    sources.incident_dir = args.incident_dir.empty() ? state + "/incidents" : args.incident_dir;
+    // NFD's labels carry no incident counts: the directory is read only for the metrics.
+    if (incidents) sources.incident_dir = args.incident_dir.empty() ? state + "/incidents" : args.incident_dir;
     auto node = collect_node_metrics(root, outcome.facts, sources);
     for (const auto& w : node.warnings) ctx.diag.warning(w);
     node.rmcp_version = std::string(rmcp_version());
@@ -123,13 +124,13 @@ int do_doctor(Context& ctx, const DoctorArgs& args) {
     switch (*format) {
     case OutputFormat::json: text = json_output(ctx, doctor_to_json(report, command_prefix(ctx))); break;
     case OutputFormat::prometheus: {
-        const auto node = node_metrics(ctx, *root, *outcome, args, started);
+        const auto node = node_metrics(ctx, *root, *outcome, args, started, true);
         const auto now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch());
         text = shown_text(ctx, render_doctor_prometheus(report, now.count(), node));
         break;
     }
     case OutputFormat::nfd:
-        text = shown_text(ctx, render_doctor_nfd(report, node_metrics(ctx, *root, *outcome, args, started)));
+        text = shown_text(ctx, render_doctor_nfd(report, node_metrics(ctx, *root, *outcome, args, started, false)));
         break;
     default: {
         // Colour, width and glyphs for a terminal; a file named with -o gets plain text at 80 columns.

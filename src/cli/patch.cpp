@@ -14,7 +14,6 @@
 #include "render/patch_render.hpp"
 #include "render/plan_render.hpp"
 #include "util/strings.hpp"
-#include "util/test_delay.hpp"
 
 #include <fmt/core.h>
 #include <fmt/format.h>
@@ -47,13 +46,6 @@ std::optional<unsigned> env_unsigned(const char* name) {
     return static_cast<unsigned>(n);
 }
 
-// The test-only delays (RMCP_TEST_DELAY_AT=lock,rename:MS, util/test_delay.hpp), for every
-// patch command that locks or writes; like the other hooks, only under a --root other than "/".
-void enable_test_delays(const Root& root) {
-    if (root.is_live()) return;
-    if (const char* spec = std::getenv("RMCP_TEST_DELAY_AT")) test_hooks::set_delays(spec);
-}
-
 // The test-only hooks (docs/patches.md) are honoured only under a --root other than "/":
 // they can never fire on a live system.
 patch::ApplyOptions apply_options(const Root& root) {
@@ -66,7 +58,7 @@ patch::ApplyOptions apply_options(const Root& root) {
         o.fail_step = env_unsigned("RMCP_TEST_FAIL_STEP");
         o.fail_restore = env_unsigned("RMCP_TEST_FAIL_RESTORE").value_or(0) != 0;
         o.fail_final_journal = env_unsigned("RMCP_TEST_FAIL_FINAL_JOURNAL").value_or(0) != 0;
-        enable_test_delays(root);
+        // RMCP_TEST_DELAY_AT: set when the root was opened (Context::open_root_at).
     }
     return o;
 }
@@ -224,7 +216,6 @@ int do_status(Context& ctx) {
     if (!format) return fail(ctx, format.error());
     auto root = ctx.open_root();
     if (!root) return fail(ctx, root.error());
-    enable_test_delays(*root);
     const auto env = process::current_environment_map();
     auto all = patch::list_transactions(*root, env);
     if (!all) return fail(ctx, all.error());
