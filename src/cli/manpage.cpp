@@ -77,7 +77,8 @@ rmcp doctor
 .fi
 .RE
 .PP
-Explain a crash log, and a training run's output as it happens:
+Explain a crash log; watch a training run as it goes (its output passes through unchanged,
+each problem is named on standard error when its line appears, the report follows at the end):
 .PP
 .RS
 .nf

@@ -121,6 +121,9 @@ std::vector<Finding> evaluate(const nlohmann::json& facts, const Entry& entry);
 std::string summary_line(std::string_view summary);
 
 std::string_view severity_name(Severity s);
+// How text output spells a severity, the same in every command (issue 30, one vocabulary):
+// "CRITICAL", "WARNING", "INFO". JSON keeps severity_name().
+std::string_view severity_label(Severity s);
 std::string_view confidence_name(Confidence c);
 std::string_view scope_name(Scope s);
 std::optional<Severity> parse_severity(std::string_view name);

@@ -454,6 +454,15 @@ const Entry* KnowledgeBase::find(std::string_view id) const {
     return it != entries.end() && it->id == id ? &*it : nullptr;
 }
 
+std::string_view severity_label(Severity s) {
+    switch (s) {
+    case Severity::info: return "INFO";
+    case Severity::warning: return "WARNING";
+    case Severity::critical: return "CRITICAL";
+    }
+    return "INFO";
+}
+
 std::string_view severity_name(Severity s) {
     switch (s) {
     case Severity::info: return "info";

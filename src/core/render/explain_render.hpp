@@ -3,17 +3,21 @@
 
 #include "explain/diagnose.hpp"
 #include "explain/report_facts.hpp"
+#include "patch/next_step.hpp"
 #include "util/style.hpp"
 
 #include <nlohmann/json.hpp>
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace rmcp::explain {
 
-inline constexpr int k_explain_schema_version = 1;
+// 2: `next` (the command to run) replaced `next_step`, whose diagnostic text is now `check`;
+// `fixes` is the list of patch ids, their costs are in `costs` (issue 30, one vocabulary).
+inline constexpr int k_explain_schema_version = 2;
 
 struct InputSummary {
     std::string source;
@@ -29,9 +33,20 @@ struct ExplainReport {
     std::string facts_from;               // "the report", "this machine", "--root DIR", or "" (not used)
     std::string facts_source = "none";    // "report", "this machine", "root" or "none"
     std::optional<ReportFacts> reporter;  // when facts_source is "report"
+    // The fix each problem's `next` names, by entry id (patch/next_step.hpp); absent: none.
+    std::map<std::string, patch::FixStep> fix_steps;
 };
 
-std::string render_text(const ExplainReport& report, const Style& style);
+struct TextOptions {
+    // -v: ranking reasons (`why here`), the facts behind a facts-only problem, the other
+    // fixes, references. Without it: what, where, the excerpt, the next command and its cost.
+    bool verbose = false;
+};
+
+std::string render_text(const ExplainReport& report, const Style& style, const TextOptions& options = {});
+// One problem as `rmcp explain -` announces it the moment its line arrives, before ranking:
+// "line N: CRITICAL id: title" (the summary at the end of input ranks them).
+std::string seen_line(const kb::Entry& entry, std::string_view source, std::uint64_t line);
 nlohmann::json render_json(const ExplainReport& report);
 
 }  // namespace rmcp::explain

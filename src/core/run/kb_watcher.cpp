@@ -42,6 +42,7 @@ private:
         out.category = entry.category;
         out.title = entry.title;
         out.severity = std::string(kb::severity_name(entry.severity));
+        out.family = kb::is_family(entry);
         out.stream = stream;
         out.end_offset = m.end_offset;
         for (const auto& line : m.excerpt)
