@@ -180,7 +180,8 @@ void add_doctor_command(CLI::App& app, Context& ctx, Action& action) {
                     "Also evaluate under this profile, as `rmcp run --profile` would run (a name, or auto)")
         ->type_name("NAME|auto");
     cmd->add_flag("--fix", args->fix,
-                  "Apply the first fix of every open finding in one transaction (asks first unless --yes)");
+                  "Apply the fix doctor shows as next for every open finding (the first of its fixes that applies on "
+                  "this machine), in one transaction (asks first unless --yes)");
     cmd->add_flag("-y,--yes", args->yes, "With --fix: do not ask for confirmation");
     cmd->add_option("-o,--output", args->output,
                     "Write the report to FILE (replaced atomically: whole or not at all; - for stdout)")

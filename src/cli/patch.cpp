@@ -263,6 +263,28 @@ int do_status(Context& ctx) {
 
 }  // namespace
 
+// How what was applied reaches the programs it is for (newcomer review, finding 13: the shell
+// is unchanged after `apply`, and nothing said so): one line per kind of step in the plan.
+std::vector<std::string> takes_effect(const patch::Plan& plan, const std::string& prefix) {
+    bool env = false, modprobe = false, hook = false, relogin = false;
+    for (const auto& s : plan.steps) {
+        env = env || s.op->kind == patch::OpKind::env;
+        modprobe = modprobe || s.op->kind == patch::OpKind::modprobe;
+        hook = hook || s.op->kind == patch::OpKind::python_hook;
+        relogin = relogin || s.patch->takes_effect == patch::TakesEffect::relogin;
+    }
+    std::vector<std::string> lines;
+    if (env)
+        lines.push_back(fmt::format("for commands started with `{0} run -- CMD`; in a shell once you run "
+                                    "`eval \"$({0} env)\"` (this shell is unchanged until then)",
+                                    prefix));
+    if (hook) lines.emplace_back("in every Python process started from now on (the start-up hook runs then)");
+    if (modprobe) lines.emplace_back("after a reboot: amdgpu reads its module options when it loads (`sudo reboot`)");
+    if (relogin)
+        lines.emplace_back("after you log out and back in: a running session keeps the groups it started with");
+    return lines;
+}
+
 int apply_patches(Context& ctx, const ApplyRequest& request) {
     const auto format = ctx.format({OutputFormat::text, OutputFormat::json});
     if (!format) return fail(ctx, format.error());
@@ -304,6 +326,8 @@ int apply_patches(Context& ctx, const ApplyRequest& request) {
                            {"skipped", outcome->skipped},
                            {"advisory", advisories(*plan)},
                            {"rollback", rollback.empty() ? nlohmann::json() : nlohmann::json(rollback)},
+                           {"undo", rollback.empty() ? nlohmann::json() : nlohmann::json(rollback)},
+                           {"takes_effect", takes_effect(*plan, prefix)},
                            {"verify", prefix + " doctor"}};
         for (const auto& [k, v] : request.extra.items()) out[k] = v;
         ctx.out.print("{}", json_output(ctx, out));
@@ -315,7 +339,8 @@ int apply_patches(Context& ctx, const ApplyRequest& request) {
     for (const auto& s : outcome->skipped) print_text(ctx, "  already in effect: {}\n", shown_path(*root, s));
     if (const auto adv = advisories(*plan); !adv.empty())
         print_text(ctx, "run these yourself (rmcp never runs them):\n{}", adv);
-    if (!rollback.empty()) print_text(ctx, "undo with: {}\n", rollback);
+    for (const auto& line : takes_effect(*plan, prefix)) print_text(ctx, "takes effect: {}\n", line);
+    if (!rollback.empty()) print_text(ctx, "undo: {}\n", rollback);
     // How to check it worked, on stderr: stdout stays what a script reads.
     ctx.diag.note(fmt::format("verify with: {} doctor", prefix));
     return 0;
