@@ -62,13 +62,14 @@ public:
         m_batch.emplace_back(entry, line);
     }
 
-    // After a read: what it held, specific entries first.
+    // After a read: what it held; its family entries only when it held no specific one (a
+    // family entry passed over is not announced later either: the specific one explains it).
     void announce(std::string_view source) {
         const bool specific = std::any_of(m_batch.begin(), m_batch.end(),
                                           [&](const auto& s) { return !kb::is_family(m_entries[s.first]); });
         for (const auto& [entry, line] : m_batch) {
-            if (specific && kb::is_family(m_entries[entry])) continue;
             m_announced.insert(entry);
+            if (specific && kb::is_family(m_entries[entry])) continue;
             if (m_ctx.options.quiet) continue;
             m_ctx.diag.raw(shown_text(m_ctx, fmt::format("rmcp: recognised {}\n",
                                                          explain::seen_line(m_entries[entry], source, line))));

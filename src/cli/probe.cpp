@@ -45,6 +45,11 @@ void print_progress(Context& ctx, const probe::ProgressEvent& e) {
     if (ctx.options.quiet) return;
     std::string counter = e.total > 0 ? fmt::format("[{}/{}", e.index, e.total) : fmt::format("[{}", e.index);
     if (e.eta_s && e.index < e.total) counter += ", ETA " + clock_time(*e.eta_s);
+    // Bisect: the search's length is not known in advance; the configuration under test's is.
+    if (e.configuration_total > 0) {
+        counter += fmt::format(", {}/{} of this configuration", e.in_configuration, e.configuration_total);
+        if (e.eta_s && e.in_configuration < e.configuration_total) counter += ", ETA " + clock_time(*e.eta_s);
+    }
     counter += "]";
     const std::string config = e.phase == "baseline" ? "" : fmt::format("{} {{{}}} ", e.phase, e.configuration->key());
     // The scenario and its outcome come from the catalogue and the worker: one terminal-safe line.

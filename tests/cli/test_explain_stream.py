@@ -140,3 +140,18 @@ def test_a_family_entry_is_not_announced_beside_a_specific_one(rmcp):
     announced = [l for l in proc.stderr.decode().splitlines() if l.startswith("rmcp: recognised")]
     assert announced and all("family-" not in l for l in announced), announced
     assert any("memory-access-fault" in l for l in announced), announced
+
+
+def test_a_relay_that_cannot_write_is_exit_3_and_the_diagnosis_still_comes(rmcp):
+    """The relay writes through the one stdout writer (util/standard_output.hpp): a full disk is
+    exit 3 with the one message, never a silent success, and the scan goes on."""
+    data = (LOGS / "fork-after-init-dataloader.log").read_bytes()
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "NO_COLOR": "1", "RMCP_DATA_DIR": str(REPO),
+           "XDG_CACHE_HOME": str(rmcp.cache_dir)}
+    with open("/dev/full", "wb") as full:
+        proc = subprocess.run([str(rmcp.binary), "explain", "--no-facts", "-"], input=data, stdout=full,
+                              stderr=subprocess.PIPE, env=env, timeout=60)
+    err = proc.stderr.decode()
+    assert proc.returncode == 3, err
+    assert "rmcp: error: writing standard output: No space left on device" in err
+    assert "1. dataloader-fork-after-init [fork-after-init] CRITICAL" in err

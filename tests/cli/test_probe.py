@@ -342,6 +342,9 @@ def test_bisect_names_its_configuration_and_what_to_do_next(rmcp, catalogue, tmp
                  "--allow-cpu", inject=inject, check=0)
     assert "  next: rmcp run --profile probed -- python train.py\n" in proc.stdout.decode(), proc.stdout
     assert "every scenario passes: miopen-no-gemm" in page.read_text()
+    # Bisect progress counts within the configuration under test (the search's length is open).
+    search = [l for l in proc.stderr.decode().splitlines() if " search {" in l or " verify {" in l]
+    assert search and all(re.match(r"\[\d+, \d+/\d+ of this configuration(, ETA \d+:\d\d)?\] ", l) for l in search), search
     unsaved = probe(rmcp, catalogue, "--bisect", "--quick", "--device", "cpu", inject=inject, check=0)
     # On the CPU nothing is worth saving, so no --save advice either.
     assert "next:" not in unsaved.stdout.decode()

@@ -56,9 +56,10 @@ TEST(ExplainRender, TextOfAMemoryAccessFault) {
     // Severity as doctor spells it (kb::severity_label); the one command to run next.
     EXPECT_TRUE(text.starts_with("1. memory-access-fault [gpu-memory-fault] CRITICAL, vendor-confirmed\n"
                                  "   ROCr: Memory access fault by GPU\n"
-                                 "   what: A GPU kernel accessed memory it may not.\n"
-                                 "   at: train.log:2\n"))
+                                 "   what: A GPU kernel accessed memory it may not. Usual causes: an override that runs "
+                                 "the GPU as a chip of another ISA family"))
         << text;
+    EXPECT_NE(text.find(" yours or a library's.\n   at: train.log:2\n"), std::string::npos) << text;
     // The matched line is marked; the excerpt is numbered from the log.
     EXPECT_NE(text.find("\n   > 2 | Memory access fault by GPU node-1 (Agent handle: 0x55d0)"), std::string::npos)
         << text;
@@ -94,6 +95,7 @@ TEST(ExplainRender, JsonOfAMemoryAccessFault) {
     EXPECT_EQ(p["id"], "memory-access-fault");
     EXPECT_EQ(p["severity"], "critical");
     EXPECT_EQ(p["summary_line"], "A GPU kernel accessed memory it may not.");
+    EXPECT_TRUE(p["causes"].get<std::string>().starts_with("an override that runs the GPU as a chip of another"));
     EXPECT_TRUE(p["applies_here"].is_null());  // no facts in use
     EXPECT_EQ(p["total_matches"], 1);
     EXPECT_EQ(p["signatures_matched"][0]["index"], 0);  // the ROCr message, the entry's first signature

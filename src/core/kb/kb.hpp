@@ -47,6 +47,9 @@ struct Entry {
     Scope scope = Scope::system;
     std::string summary;
     std::string next_step;  // optional: the next diagnostic step (which log level or variable says more)
+    // optional: what usually causes it, one or two sentences for a worried user (`rmcp explain`'s
+    // `what:` line adds them to the summary's first sentence; newcomer review, finding 11)
+    std::string causes;
     // optional: where the sources disagree with an earlier reading or with each other, and
     // what was decided (shown by `rmcp kb show`, not by doctor or explain)
     std::string notes;

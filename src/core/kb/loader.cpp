@@ -273,6 +273,7 @@ std::optional<Problem> parse_header(const toml::table& root, const std::string& 
     const auto scope = get_string(root, "scope", 1, false, problems).value();
     e.summary = get_string(root, "summary", 1, true, problems).value();
     e.next_step = get_string(root, "next_step", 1, false, problems).value();
+    e.causes = get_string(root, "causes", 1, false, problems).value();
     e.notes = get_string(root, "notes", 1, false, problems).value();
     if (!problems.empty()) return problems.front();
 
@@ -393,7 +394,7 @@ std::optional<Problem> check_entry_shape(const toml::table& root, const Entry& e
 std::optional<Problem> parse_entry(const toml::table& root, const std::string& stem, Entry& e) {
     if (auto bad = check_keys(root,
                               {"id", "title", "category", "severity", "confidence", "scope", "summary", "next_step",
-                               "notes", "references", "applies", "signatures", "fixes"},
+                               "causes", "notes", "references", "applies", "signatures", "fixes"},
                               "an entry"))
         return bad;
     if (auto bad = parse_header(root, stem, e)) return bad;

@@ -56,7 +56,9 @@ std::string render_text(const ExplainReport& report, const Style& style, const T
                            kb::confidence_name(e.confidence));
         out += fmt::format("   {}\n", e.title);
         // The entry's first sentence says what the problem is; `rmcp kb show ID` has the rest.
-        out += fmt::format("   what: {}\n", kb::summary_line(e.summary));
+        // ... and what usually causes it, where the kb says (its `causes`).
+        out += fmt::format("   what: {}{}\n", kb::summary_line(e.summary),
+                           e.causes.empty() ? std::string() : " Usual causes: " + one_line(e.causes));
         std::string where;
         const std::size_t shown = std::min<std::size_t>(d.occurrences.size(), 8);
         for (std::size_t i = 0; i < shown; ++i)
@@ -149,6 +151,7 @@ nlohmann::json render_json(const ExplainReport& report) {
                             {"confidence", kb::confidence_name(e.confidence)},
                             {"summary", e.summary},
                             {"summary_line", kb::summary_line(e.summary)},
+                            {"causes", e.causes.empty() ? json(nullptr) : json(one_line(e.causes))},
                             {"applies_here", d.applies_here ? json(*d.applies_here) : json(nullptr)},
                             {"reason", d.reason},
                             {"total_matches", d.total_matches},
