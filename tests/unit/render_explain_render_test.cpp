@@ -54,10 +54,11 @@ TEST(ExplainRender, TextOfAMemoryAccessFault) {
                                        "much slower; only to find the kernel that faults"});
     const auto text = render_text(r, Style(false));
     // Severity as doctor spells it (kb::severity_label); the one command to run next.
-    EXPECT_TRUE(text.starts_with("1. memory-access-fault [gpu-memory-fault] CRITICAL, vendor-confirmed\n"
-                                 "   ROCr: Memory access fault by GPU\n"
-                                 "   what: A GPU kernel accessed memory it may not. Usual causes: an override that runs "
-                                 "the GPU as a chip of another ISA family"))
+    EXPECT_TRUE(
+        text.starts_with("1. memory-access-fault [gpu-memory-fault] CRITICAL, vendor-confirmed\n"
+                         "   ROCr: Memory access fault by GPU\n"
+                         "   what: A GPU kernel accessed memory it may not. Usual causes: an override that runs "
+                         "the GPU as a chip of another ISA family"))
         << text;
     EXPECT_NE(text.find(" yours or a library's.\n   at: train.log:2\n"), std::string::npos) << text;
     // The matched line is marked; the excerpt is numbered from the log.

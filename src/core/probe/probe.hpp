@@ -69,7 +69,7 @@ struct ProgressEvent {
     // search's own length is not known in advance); 0 in the baseline.
     int in_configuration = 0;
     int configuration_total = 0;
-    std::string phase;            // "baseline", "search", "verify", "fastest"
+    std::string phase;  // "baseline", "search", "verify", "fastest"
     const Configuration* configuration = nullptr;
     const Scenario* scenario = nullptr;
     const ScenarioResult* result = nullptr;
