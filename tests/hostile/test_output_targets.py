@@ -56,7 +56,7 @@ WRITERS = [
            file_name="index.md"),
     Writer("probe report --html", lambda t, h: ["probe", "report", h["result"], "--html", t], needs_result=True),
     Writer("probe --html", lambda t, h: probe_args(h, "--html", t), probe=True),
-    Writer("probe --save", lambda t, h: probe_args(h, "--save", t), probe=True),
+    Writer("probe --save", lambda t, h: probe_args(h, "--allow-cpu", "--save", t), probe=True),
 ]
 
 
