@@ -496,3 +496,15 @@ def test_node_inputs_bad_files_are_warnings_naming_the_file(rmcp, tmp_path):
     nfd = rmcp("--root", root, "doctor", "--format", "nfd", "--probe-result", "/var/lib/rmcp/probe-result.json")
     assert nfd.returncode == 0 and "rmcp.probe_passed=false" in nfd.stdout.decode().splitlines()
     assert "20260101T000000Z-1.json" not in nfd.stderr.decode(), "nfd reads no incident reports"
+
+
+def test_pip_advice_runs_under_the_venv_that_holds_pytorch(rmcp):
+    """Newcomer review, finding 30: the pip command is the detected venv's interpreter (a bare
+    python3 would install into another environment), with torchaudio beside torch and torchvision."""
+    report, _ = doctor_json(rmcp, "kb-strix-halo")
+    nexts = [f["next"] for f in report["findings"] if f["next"] and " pip install " in f["next"]]
+    assert nexts, report["findings"]
+    for command in nexts:
+        first = command.splitlines()[0]
+        assert first.startswith("/home/lee/.venv/bin/python -m pip install "), first
+        assert " torch torchvision torchaudio" in first, first
