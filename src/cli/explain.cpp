@@ -70,7 +70,7 @@ public:
         for (const auto& [entry, line] : m_batch) {
             m_announced.insert(entry);
             if (specific && kb::is_family(m_entries[entry])) continue;
-            if (m_ctx.options.quiet) continue;
+            if (m_ctx.quiet()) continue;
             m_ctx.diag.raw(shown_text(m_ctx, fmt::format("rmcp: recognised {}\n",
                                                          explain::seen_line(m_entries[entry], source, line))));
         }
@@ -104,7 +104,11 @@ int explain(Context& ctx, const ExplainOptions& opts) {
     const bool relay = *format == OutputFormat::text && !opts.no_relay && stdin_is_stream() &&
                        std::find(inputs.begin(), inputs.end(), "-") != inputs.end();
     std::optional<explain::InputRelay> relayed;
-    if (relay) relayed.emplace(STDIN_FILENO, ctx.out);
+    if (relay) {
+        // The relayed input is the data on stdout: -q never holds it (context.hpp, "-q and -v").
+        ctx.document_output();
+        relayed.emplace(STDIN_FILENO, ctx.out);
+    }
 
     auto kb = kb::load(ctx.kb_dir());
     if (!kb) return fail(ctx, kb.error());
@@ -210,11 +214,21 @@ int explain(Context& ctx, const ExplainOptions& opts) {
         // An input that could not be read was not found clean: the error (on stderr) is all
         // there is to say, never "No known problem recognised" (newcomer review, finding 2).
     } else if (relay) {
-        // stdout holds the relayed input, byte for byte; the summary joins the announcements.
-        if (!ctx.options.quiet || !report.diagnoses.empty())
-            ctx.diag.raw(shown_text(ctx, explain::render_text(report, Style(false), text_options)));
-    } else if (!ctx.options.quiet || !report.diagnoses.empty())
+        // stdout holds the relayed input, byte for byte; the report joins the announcements on
+        // stderr (under -q: nothing, the exit code tells).
+        if (!ctx.quiet()) ctx.diag.raw(shown_text(ctx, explain::render_text(report, Style(false), text_options)));
+    } else {
         print_text(ctx, "{}", explain::render_text(report, ctx.style(), text_options));
+        // -q: one line (the frame holds the report).
+        std::string ids;
+        for (std::size_t i = 0; i < report.diagnoses.size() && i < 3; ++i)
+            ids += (i ? ", " : "") + report.diagnoses[i].entry->id;
+        if (report.diagnoses.size() > 3) ids += ", …";
+        const auto n = report.diagnoses.size();
+        const std::string text = explain::render_text(report, Style(false), text_options);
+        ctx.summary(n == 0 ? text.substr(0, text.find('\n'))
+                           : fmt::format("{} problem{} recognised: {}", n, n == 1 ? "" : "s", ids));
+    }
 
     if (failure) return static_cast<int>(failure->code);
     return static_cast<int>(report.diagnoses.empty() ? ExitCode::findings : ExitCode::success);

@@ -155,3 +155,14 @@ def test_a_relay_that_cannot_write_is_exit_3_and_the_diagnosis_still_comes(rmcp)
     assert proc.returncode == 3, err
     assert "rmcp: error: writing standard output: No space left on device" in err
     assert "1. dataloader-fork-after-init [fork-after-init] CRITICAL" in err
+
+
+def test_quiet_relays_the_input_and_says_nothing_else(rmcp):
+    """-q holds a command's text report (the CLI frame), but the relayed input is the data on
+    stdout: it passes, and nothing else is printed; the exit code tells."""
+    data = (LOGS / "fork-after-init-dataloader.log").read_bytes()
+    proc = rmcp("-q", "explain", "--no-facts", "-", input=data, check=0)
+    assert proc.stdout == data and proc.stderr == b""
+    # A file under -q: the one summary line.
+    proc = rmcp("-q", "explain", "--no-facts", LOGS / "fork-after-init-dataloader.log", check=0)
+    assert proc.stdout == b"1 problem recognised: dataloader-fork-after-init\n"
