@@ -237,7 +237,8 @@ def test_torch_enable_leaves_the_environment_alone_without_an_amd_gpu(rmcp, tmp_
 def test_env_without_a_profile_says_so(rmcp, tmp_path):
     """Newcomer review, finding 13: `rmcp env` with nothing to print was silent."""
     root = tmp_path / "root"
-    root.mkdir()
+    (root / "etc").mkdir(parents=True)
+    (root / "etc/os-release").write_text("ID=debian\n")  # a system tree: no --root sanity warning
     proc = rmcp("--root", root, "env", env={"HOME": HOME}, check=0)
     assert proc.stdout == b""
     assert proc.stderr.decode().startswith("rmcp: note: no profile applied: ")
