@@ -506,5 +506,5 @@ def test_pip_advice_runs_under_the_venv_that_holds_pytorch(rmcp):
     assert nexts, report["findings"]
     for command in nexts:
         first = command.splitlines()[0]
-        assert first.startswith("/home/lee/.venv/bin/python -m pip install "), first
+        assert first.startswith("/home/lee/.venv/bin/python3.12 -m pip install "), first
         assert " torch torchvision torchaudio" in first, first

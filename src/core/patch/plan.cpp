@@ -4,6 +4,7 @@
 
 #include "detect/gfx.hpp"
 #include "facts/facts.hpp"
+#include "facts/torch_python.hpp"
 #include "kb/version.hpp"
 #include "patch/env_change.hpp"
 #include "patch/profile.hpp"
@@ -64,10 +65,10 @@ std::map<std::string, std::string> machine_vars(const Facts& facts) {
     vars["python"] = "python3";
     for (const auto& t : facts.torch) {
         if (t.origin != "venv" && t.origin != "conda") continue;
-        const auto at = t.path.find("/lib/python");
-        if (at == std::string::npos) continue;
-        vars["python"] = sh_word(t.path.substr(0, at) + "/bin/python");
-        break;
+        if (const auto python = torch_python(t.path, t.origin); !python.empty()) {
+            vars["python"] = sh_word(python);
+            break;
+        }
     }
     // LD_LIBRARY_PATH without the entries under a ROCm prefix (/opt/rocm*, $ROCM_PATH).
     if (const auto it = facts.env.find("LD_LIBRARY_PATH"); it != facts.env.end()) {
