@@ -4,7 +4,7 @@ format corpus, written to docs/explain-accuracy.md.
 
     /usr/bin/python3 bench/explain_accuracy.py [--rmcp build/rmcp] [--out docs/explain-accuracy.md]
 
-Real corpus (tests/logs/real/MANIFEST.toml): excerpts copied from public threads, each with
+Real corpus (threads/threads.toml, read through bench/threads_corpus.py): excerpts copied from public threads, each with
 the category and kb entry the thread established as the cause. Every log is explained with
 `rmcp --format json explain --no-facts LOG` (facts from this build machine say nothing about
 the reporter's; a bug report inside the log still supplies the reporter's facts). Measured
@@ -31,17 +31,21 @@ import os
 import pathlib
 import re
 import subprocess
+import sys
 import tempfile
 import tomllib
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import threads_corpus  # noqa: E402  (bench/threads_corpus.py: the records, one source of truth)
+
 REPO = pathlib.Path(__file__).resolve().parents[1]
 LOGS = REPO / "tests" / "logs"
-REAL = LOGS / "real"
+REAL = threads_corpus.EXCERPTS
 # The fixed category list (src/core/kb/kb.hpp k_categories).
 CATEGORIES = ["gpu-memory-fault", "gpu-hang", "hsa-runtime-error", "missing-code-object", "rocblas-missing-arch",
               "miopen-failure", "kernel-driver-fault", "device-access", "fork-after-init", "out-of-memory",
               "install-mismatch", "unsupported-gpu", "config-risk"]
-VALIDATION_PERCENT = 35  # of threads, by URL hash: at least 30% in expectation and in fact (checked)
+VALIDATION_PERCENT = threads_corpus.VALIDATION_PERCENT
 
 
 # "An error line of a known family", written from the issue's list ("No shrug when there is an
@@ -76,9 +80,7 @@ def known_family_line(path):
     return None
 
 
-def split_for(url):
-    """The frozen split of a thread: a hash of its URL, never of anything rmcp says about it."""
-    return "validation" if int(hashlib.sha256(url.encode()).hexdigest()[:8], 16) % 100 < VALIDATION_PERCENT else "dev"
+split_for = threads_corpus.split_for
 
 
 # One compiled-database cache for all the runs of one process (src/core/explain/db_cache.hpp):
@@ -95,7 +97,7 @@ def explain(rmcp, path):
 
 
 def real_manifest():
-    return tomllib.loads((REAL / "MANIFEST.toml").read_text())["log"]
+    return threads_corpus.rows()
 
 
 def kb_categories():
@@ -167,9 +169,9 @@ def pct(pair):
 
 def real_section(rows):
     s = summarise(rows)
-    lines = ["## Real logs (tests/logs/real/)", "",
+    lines = ["## Real logs (threads/)", "",
              "Excerpts copied exactly from public issue threads and forum posts (each with its URL in",
-             "`tests/logs/real/MANIFEST.toml`), labelled with the category and kb entry that the thread",
+             "`threads/threads.toml`), labelled with the category and kb entry that the thread",
              "established as the cause. The split is frozen by a hash of the thread's URL",
              f"(`split_for()`, {VALIDATION_PERCENT}% to validation); kb changes are written against `dev` only.", "",
              "Labelling rule (checked by this script and `tests/cli/test_explain_real.py` on every row of both",
@@ -281,7 +283,7 @@ def main():
     args = ap.parse_args()
     bad = manifest_problems(real_manifest())
     if bad:
-        raise SystemExit("tests/logs/real/MANIFEST.toml breaks the labelling rule:\n  " + "\n  ".join(bad))
+        raise SystemExit("threads/threads.toml breaks the labelling rule:\n  " + "\n  ".join(bad))
     rows = evaluate_real(args.rmcp)
     real_lines, s = real_section(rows)
     written_lines, written_ok = written_section(args.rmcp)

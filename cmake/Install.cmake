@@ -2,6 +2,7 @@
 # same tree (docs/install.md, "Layout"):
 #   bin/rmcp
 #   share/rmcp/{kb,patches,profiles,probe}/      the data, found as ../share/rmcp from bin/
+#   share/rmcp/threads/                          public threads (records, excerpts, index)
 #   share/rmcp/python/rmcp -> ../../../lib/python3/dist-packages/rmcp
 #                                                the probe worker's package (rmcp probe's PYTHONPATH):
 #                                                a relative symbolic link, so the modules ship once
@@ -20,6 +21,10 @@ foreach(dir kb patches profiles probe)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${dir}/ DESTINATION ${RMCP_INSTALL_DATADIR}/${dir}
           FILES_MATCHING PATTERN "*.toml")
 endforeach()
+# The public threads (threads/README.md): records and excerpts, read when the index is rebuilt.
+install(FILES ${PROJECT_SOURCE_DIR}/threads/threads.toml DESTINATION ${RMCP_INSTALL_DATADIR}/threads)
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/threads/excerpts/ DESTINATION ${RMCP_INSTALL_DATADIR}/threads/excerpts
+        FILES_MATCHING PATTERN "*.log")
 
 # rmcp.torch for the system's Python: the package, the operator's source (for other torches,
 # compiled on first use: docs/torch.md) and the operator built here with its torch-version stamp.

@@ -1,8 +1,8 @@
 """rmcp explain on REAL inputs that no one here wrote.
 
-- tests/logs/real/: excerpts copied exactly from public issue threads and forum posts, each
+- threads/: excerpts copied exactly from public issue threads and forum posts, each record
   with its source URL, and the category and kb entry the thread established as the cause
-  (MANIFEST.toml). The accuracy figures (bench/explain_accuracy.py -> docs/explain-accuracy.md)
+  (threads/threads.toml, the records rmcp ships and indexes). The accuracy figures (bench/explain_accuracy.py -> docs/explain-accuracy.md)
   come from the same rows; this test holds the validation split to the thresholds the
   project promises and the whole corpus to "no shrug, no false alarm".
 - tests/reports/real/: bug reports (rocminfo, collect_env, smi tools, versions, environment)
@@ -16,19 +16,19 @@ import tomllib
 import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-REAL_LOGS = REPO / "tests" / "logs" / "real"
 REPORTS = REPO / "tests" / "reports" / "real"
 
 _spec = importlib.util.spec_from_file_location("explain_accuracy", REPO / "bench" / "explain_accuracy.py")
 accuracy = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(accuracy)
 
-LOGS = tomllib.loads((REAL_LOGS / "MANIFEST.toml").read_text())["log"] if (REAL_LOGS / "MANIFEST.toml").exists() else []
+REAL_LOGS = accuracy.REAL  # threads/excerpts/: the excerpts of the records rmcp itself indexes (threads/)
+LOGS = accuracy.real_manifest()
 REPORT_ROWS = tomllib.loads((REPORTS / "manifest.toml").read_text())["report"] if (REPORTS / "manifest.toml").exists() else []
 
 
 def test_labels_are_consistent_with_the_kb():
-    # The labelling rule (tests/logs/real/README.md): when the thread establishes a kb entry as
+    # The labelling rule (threads/README.md): when the thread establishes a kb entry as
     # the cause, the row's category is that entry's category (the kb classifies its causes; a
     # label must not contradict it), and the file name starts with the row's category (or
     # `clean`). Checked for every row of both splits alike.
