@@ -7,6 +7,7 @@
 #                                                the probe worker's package (rmcp probe's PYTHONPATH):
 #                                                a relative symbolic link, so the modules ship once
 #   lib/<multiarch>/rmcp/librmcp_preload.so      found by `rmcp run --trace-alloc` from bin/
+#   lib/<multiarch>/rmcp/librmcp_xapian.so       Xapian, opened by explain/run's similar reports
 #   lib/python3/dist-packages/rmcp/              rmcp.torch for the system's python3, with the
 #                                                operator prebuilt for the torch it was built against
 #   share/man/man1/rmcp.1.gz, shell completions, share/doc/rmcp/
@@ -23,6 +24,8 @@ foreach(dir kb patches profiles probe)
 endforeach()
 # The public threads (threads/README.md): records and excerpts, read when the index is rebuilt.
 install(FILES ${PROJECT_SOURCE_DIR}/threads/threads.toml DESTINATION ${RMCP_INSTALL_DATADIR}/threads)
+install(DIRECTORY ${CMAKE_BINARY_DIR}/threads-index/ DESTINATION ${RMCP_INSTALL_DATADIR}/threads/index)
+install(TARGETS rmcp_xapian LIBRARY DESTINATION ${RMCP_INSTALL_PRIVLIBDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/threads/excerpts/ DESTINATION ${RMCP_INSTALL_DATADIR}/threads/excerpts
         FILES_MATCHING PATTERN "*.log")
 

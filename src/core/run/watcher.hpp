@@ -23,6 +23,7 @@ struct WatchMatch {
     std::string category;  // one of kb::k_categories
     std::string title;
     std::string severity;
+    std::string basis;  // explain::basis_name: "signature" (a specific entry) or "family"
     StreamId stream = StreamId::out;
     std::uint64_t end_offset = 0;  // byte offset just past the match, within its stream
     std::string line;              // the line around the match (filled by the supervisor)
