@@ -216,8 +216,11 @@ void add_explain_command(CLI::App& app, Context& ctx, Action& action) {
         ->type_name("N")
         ->check(CLI::Range(0, 20));
     cmd->add_option("--exclude-thread", opts->exclude_threads,
-                    "Leave this thread (its URL) out of the similar reports (accuracy measurement)")
-        ->type_name("URL");
+                    "Leave this thread (its URL) out of the similar reports (accuracy measurement); repeatable")
+        ->type_name("URL")
+        ->expected(1)  // one URL per use: the log files that follow are not URLs
+        ->allow_extra_args(false)
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
     cmd->add_option("--facts", opts->facts_file,
                     "Rank by the facts of the machine the log came from (`rmcp detect --format json` there)")
         ->type_name("FILE");

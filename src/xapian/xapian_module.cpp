@@ -76,7 +76,8 @@ json search(const json& req) {
             hit_terms.push_back(term);
             if (!freq.contains(term)) freq[term] = t.get_termfreq();
         }
-        out["hits"].push_back({{"id", id}, {"data", doc.get_data()}, {"weight", it.get_weight()}, {"terms", hit_terms}});
+        out["hits"].push_back(
+            {{"id", id}, {"data", doc.get_data()}, {"weight", it.get_weight()}, {"terms", hit_terms}});
     }
     out["term_frequency"] = freq;
     return out;

@@ -67,6 +67,7 @@ def test_a_thread_finds_itself_first_and_never_when_left_out(rmcp):
                           "cause", "fixed", "date", "framework"}
     assert len(out["similar"]) <= 3
     _, left_out = explain_json(rmcp, "--exclude-thread", t["url"], excerpt)
+    assert left_out["inputs"][0]["source"] == str(excerpt)  # the option takes one URL, not the log
     assert all(s["url"] != t["url"] for s in left_out["similar"])
     text = rmcp("explain", "--no-facts", excerpt).stdout.decode()
     assert "Similar public reports" in text

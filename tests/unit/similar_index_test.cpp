@@ -31,8 +31,8 @@ std::string record(const std::string& n, const std::string& category, const std:
 }
 
 void three_threads(const std::filesystem::path& dir) {
-    write(dir / "threads.toml", record("1", "gpu-hang", "a.log") + record("2", "out-of-memory", "b.log") +
-                                    record("3", "gpu-hang", "c.log"));
+    write(dir / "threads.toml",
+          record("1", "gpu-hang", "a.log") + record("2", "out-of-memory", "b.log") + record("3", "gpu-hang", "c.log"));
     write(dir / "excerpts/a.log", "amdgpu 0000:c5:00.0: amdgpu: MES failed to respond to msg=SUSPEND\n"
                                   "amdgpu: GPU reset begin!\n");
     write(dir / "excerpts/b.log", "torch.OutOfMemoryError: HIP out of memory. Tried to allocate 2.00 GiB\n");
@@ -59,7 +59,8 @@ TEST(SimilarIndex, NearestThreadsComeFirstWithTheirRecords) {
     ::setenv("XDG_CACHE_HOME", (scratch / "cache").c_str(), 1);
     auto index = ThreadIndex::open(scratch / "threads", k_module);
     ASSERT_TRUE(index) << index.error().message();
-    auto near = index->nearest(terms_of("[ 12.5] amdgpu 0000:0a:00.0: amdgpu: MES failed to respond to msg=SUSPEND\n"), 3);
+    auto near =
+        index->nearest(terms_of("[ 12.5] amdgpu 0000:0a:00.0: amdgpu: MES failed to respond to msg=SUSPEND\n"), 3);
     ASSERT_TRUE(near) << near.error().message();
     ASSERT_GE(near->size(), 2U);
     EXPECT_EQ((*near)[0].record["url"], "https://github.com/example/project/issues/1");
@@ -88,7 +89,8 @@ TEST(SimilarIndex, CacheIsReusedWhileTheRecordsStayAndRebuiltWhenTheyChange) {
     auto again = ThreadIndex::open(scratch / "threads", k_module);
     ASSERT_TRUE(again);
     EXPECT_EQ(first->path(), again->path());
-    write(scratch / "threads/excerpts/b.log", "torch.OutOfMemoryError: HIP out of memory. Tried to allocate 20.00 GiB\n");
+    write(scratch / "threads/excerpts/b.log",
+          "torch.OutOfMemoryError: HIP out of memory. Tried to allocate 20.00 GiB\n");
     auto changed = ThreadIndex::open(scratch / "threads", k_module);
     ASSERT_TRUE(changed);
     EXPECT_NE(changed->path(), first->path());
@@ -111,12 +113,14 @@ TEST(SimilarIndex, ShippedIndexIsUsedOnlyWhenBuiltFromTheseRecords) {
 
 TEST(SimilarIndex, BadRecordsNameFileAndLine) {
     ScratchDir scratch("similar-bad");
-    write(scratch / "threads/threads.toml", "[[thread]]\nurl = \"u\"\nsplit = \"dev\"\ncause = \"c\"\nexcerpt = \"x.log\"\n"
-                                            "colour = \"red\"\n");
+    write(scratch / "threads/threads.toml",
+          "[[thread]]\nurl = \"u\"\nsplit = \"dev\"\ncause = \"c\"\nexcerpt = \"x.log\"\n"
+          "colour = \"red\"\n");
     auto records = load_threads(scratch / "threads");
     ASSERT_FALSE(records);
     EXPECT_NE(records.error().message().find("threads.toml:6"), std::string::npos) << records.error().message();
-    write(scratch / "threads/threads.toml", "[[thread]]\nurl = \"u\"\nsplit = \"dev\"\ncause = \"c\"\nexcerpt = \"../x\"\n");
+    write(scratch / "threads/threads.toml",
+          "[[thread]]\nurl = \"u\"\nsplit = \"dev\"\ncause = \"c\"\nexcerpt = \"../x\"\n");
     EXPECT_FALSE(load_threads(scratch / "threads"));
 }
 
@@ -136,9 +140,12 @@ TEST(SimilarVote, CleanMajorityOrLowSimilarityGivesNoVote) {
         r.similarity = sim;
         return r;
     };
-    EXPECT_FALSE(vote({report("gpu-hang", k_vote_similarity / 2)}));
+    EXPECT_FALSE(vote({report("gpu-hang", k_vote_similarity / 2), report("gpu-hang", k_vote_similarity / 2)}));
+    EXPECT_FALSE(vote({report("gpu-hang", 0.95)}));  // one thread is no vote
+    EXPECT_FALSE(vote({report("gpu-hang", 0.95), report("out-of-memory", 0.9), report("device-access", 0.9)}));
     EXPECT_FALSE(vote({report("", 0.9, true), report("", 0.8, true), report("gpu-hang", 0.7)}));
-    auto v = vote({report("gpu-hang", 0.9), report("out-of-memory", 0.8), report("gpu-hang", 0.7), report("gpu-hang", 0.6)});
+    auto v =
+        vote({report("gpu-hang", 0.9), report("out-of-memory", 0.8), report("gpu-hang", 0.7), report("gpu-hang", 0.6)});
     ASSERT_TRUE(v);
     EXPECT_EQ(v->category, "gpu-hang");
     EXPECT_EQ(v->votes, 2U);

@@ -28,7 +28,8 @@ TEST(SimilarTerms, PatternListsTheSameWords) {
 }
 
 TEST(SimilarTerms, AddressesNumbersAndPathsBecomePlaceholders) {
-    const auto a = line_terms("Memory access fault by GPU node-1 (Agent handle: 0x5581f0c0a0b0) on address 0x7f4e8c200000.");
+    const auto a =
+        line_terms("Memory access fault by GPU node-1 (Agent handle: 0x5581f0c0a0b0) on address 0x7f4e8c200000.");
     const auto b = line_terms("Memory access fault by GPU node-2 (Agent handle: 0x7ffd0000beef) on address 0x1000.");
     EXPECT_EQ(a, b);
     EXPECT_TRUE(has(a, "memory"));

@@ -44,6 +44,7 @@ struct Vote {
 extern const double k_show_similarity;
 extern const double k_vote_similarity;
 inline constexpr std::size_t k_vote_threads = 3;
+inline constexpr unsigned k_min_votes = 2;  // threads that must agree on the category
 
 // Where librmcp_xapian.so may be, in order of preference.
 struct ModulePaths {
@@ -83,12 +84,12 @@ private:
     std::shared_ptr<const Module> m_module;
 };
 
-// The digest of what an index of `threads_dir` is built from: the terms version, the records
+// The digest (for staleness, not security) of what an index of `threads_dir` is built from: the terms version, the records
 // and the name and size of every excerpt. Empty with an error when the records are unreadable.
 Result<std::string> threads_digest(const std::filesystem::path& threads_dir);
 
-// The vote of the first k_vote_threads reports at or above k_vote_similarity; nullopt when
-// none is, or when most of them are clean runs.
+// The vote of the first k_vote_threads reports at or above k_vote_similarity: the category
+// at least k_min_votes of them established; nullopt otherwise, or when clean runs win.
 std::optional<Vote> vote(const std::vector<SimilarReport>& nearest);
 
 // What an answer shows: the reports at or above k_show_similarity that are no clean runs, at

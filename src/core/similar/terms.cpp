@@ -13,14 +13,15 @@ namespace {
 // ring timeouts and resets, "terminate called", Python exceptions) and from how the
 // frameworks of threads/ word failures (out of memory, not supported, illegal instruction).
 constexpr std::array<std::string_view, 22> k_error_words{
-    "error",   "fault",       "fail",     "abort",   "exception", "terminate called", "segmentation", "core dumped",
-    "timeout", "timed out",   "not supported", "unsupported", "invalid", "illegal", "unable to", "cannot",
-    "denied",  "out of memory", "panic", "hang", "reset", "no kernel image"};
+    "error",        "fault",       "fail",      "abort",          "exception",     "terminate called",
+    "segmentation", "core dumped", "timeout",   "timed out",      "not supported", "unsupported",
+    "invalid",      "illegal",     "unable to", "cannot",         "denied",        "out of memory",
+    "panic",        "hang",        "reset",     "no kernel image"};
 
 // Too common to tell failures apart; a thread never differs from another by them.
-constexpr std::array<std::string_view, 24> k_stop_words{"the", "a",    "an",   "of",   "to",   "in",  "at",  "on",
-                                                        "is",  "for",  "by",   "and",  "or",   "with", "from", "this",
-                                                        "that", "be",  "was",  "it",   "as",   "are", "file", "line"};
+constexpr std::array<std::string_view, 24> k_stop_words{"the",  "a",   "an",  "of",  "to", "in",   "at",   "on",
+                                                        "is",   "for", "by",  "and", "or", "with", "from", "this",
+                                                        "that", "be",  "was", "it",  "as", "are",  "file", "line"};
 
 bool word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 
@@ -31,13 +32,15 @@ std::string lower(std::string_view s) {
 }
 
 bool all_of(std::string_view s, int (*pred)(int)) {
-    return !s.empty() && std::all_of(s.begin(), s.end(), [pred](char c) { return pred(static_cast<unsigned char>(c)) != 0; });
+    return !s.empty() &&
+           std::all_of(s.begin(), s.end(), [pred](char c) { return pred(static_cast<unsigned char>(c)) != 0; });
 }
 
 bool is_hex_word(std::string_view w) {
     if (w.size() > 2 && w[0] == '0' && (w[1] == 'x' || w[1] == 'X')) return all_of(w.substr(2), isxdigit);
     // Long hexadecimal runs without 0x (handles, hashes, uuids' parts) when they hold a digit.
-    return w.size() >= 8 && all_of(w, isxdigit) && std::any_of(w.begin(), w.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+    return w.size() >= 8 && all_of(w, isxdigit) &&
+           std::any_of(w.begin(), w.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
 }
 
 // A gfx target (gfx90a, gfx1100, gfx942) stays whole although it holds digits.
@@ -59,8 +62,7 @@ std::string kept_file_name(std::string_view path) {
     const auto slash = path.find_last_of('/');
     std::string_view name = slash == std::string_view::npos ? path : path.substr(slash + 1);
     while (!name.empty() && !word_char(name.back())) name.remove_suffix(1);
-    if (const auto so = name.find(".so"); so != std::string_view::npos && so > 0)
-        return lower(name.substr(0, so + 3));
+    if (const auto so = name.find(".so"); so != std::string_view::npos && so > 0) return lower(name.substr(0, so + 3));
     for (std::string_view ext : {".py", ".cpp", ".hpp", ".h", ".cc"})
         if (name.size() > ext.size() && name.ends_with(ext)) return lower(name);
     return {};

@@ -37,13 +37,13 @@ Result<std::vector<ThreadRecord>> load_threads(const std::filesystem::path& thre
             std::string* to;
             bool required;
         };
-        for (const Field& f : {Field{"url", &r.url, true}, Field{"split", &r.split, true}, Field{"date", &r.date, false},
-                               Field{"gpu", &r.gpu, false}, Field{"gfx_target", &r.gfx_target, false},
-                               Field{"rocm", &r.rocm, false}, Field{"torch", &r.torch, false},
-                               Field{"framework", &r.framework, false}, Field{"category", &r.category, false},
-                               Field{"kb_entry", &r.kb_entry, false}, Field{"cause", &r.cause, true},
-                               Field{"fixed", &r.fixed, false}, Field{"error_line", &r.error_line, false},
-                               Field{"excerpt", &r.excerpt, true}}) {
+        for (const Field& f :
+             {Field{"url", &r.url, true}, Field{"split", &r.split, true}, Field{"date", &r.date, false},
+              Field{"gpu", &r.gpu, false}, Field{"gfx_target", &r.gfx_target, false}, Field{"rocm", &r.rocm, false},
+              Field{"torch", &r.torch, false}, Field{"framework", &r.framework, false},
+              Field{"category", &r.category, false}, Field{"kb_entry", &r.kb_entry, false},
+              Field{"cause", &r.cause, true}, Field{"fixed", &r.fixed, false},
+              Field{"error_line", &r.error_line, false}, Field{"excerpt", &r.excerpt, true}}) {
             if (f.required) {
                 auto v = tr::req_string(t, f.key, file, line);
                 if (!v) return v.error();
@@ -58,17 +58,26 @@ Result<std::vector<ThreadRecord>> load_threads(const std::filesystem::path& thre
         if (!clean) return clean.error();
         r.clean = *clean;
         if (r.excerpt.find('/') != std::string::npos || r.excerpt.starts_with('.'))
-            return tr::data_error(file, line, "'excerpt' must be a file name under excerpts/", "reading public threads");
+            return tr::data_error(file, line, "'excerpt' must be a file name under excerpts/",
+                                  "reading public threads");
         out.push_back(std::move(r));
     }
     return out;
 }
 
 nlohmann::json record_json(const ThreadRecord& r) {
-    return {{"url", r.url},         {"date", r.date},          {"gpu", r.gpu},
-            {"gfx_target", r.gfx_target}, {"rocm", r.rocm},     {"torch", r.torch},
-            {"framework", r.framework},   {"category", r.category}, {"kb_entry", r.kb_entry},
-            {"cause", r.cause},       {"fixed", r.fixed},        {"clean", r.clean}};
+    return {{"url", r.url},
+            {"date", r.date},
+            {"gpu", r.gpu},
+            {"gfx_target", r.gfx_target},
+            {"rocm", r.rocm},
+            {"torch", r.torch},
+            {"framework", r.framework},
+            {"category", r.category},
+            {"kb_entry", r.kb_entry},
+            {"cause", r.cause},
+            {"fixed", r.fixed},
+            {"clean", r.clean}};
 }
 
 }  // namespace rmcp::similar
