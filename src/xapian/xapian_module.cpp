@@ -1,5 +1,6 @@
 // librmcp_xapian.so (src/core/similar/xapian_abi.h): Xapian behind a C interface of JSON text.
 #include "similar/xapian_abi.h"
+#include "util/text.hpp"
 
 #include <nlohmann/json.hpp>
 #include <xapian.h>
@@ -109,7 +110,7 @@ extern "C" char* rmcp_xapian_call(const char* request_json) {
     } catch (...) {
         answer = {{"error", "unknown failure"}};
     }
-    return copy_out(answer.dump());
+    return copy_out(rmcp::json_text(answer));
 }
 
 extern "C" void rmcp_xapian_free(char* answer) { std::free(answer); }

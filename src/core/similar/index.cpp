@@ -5,6 +5,7 @@
 #include "similar/threads.hpp"
 
 #include "similar/xapian_abi.h"
+#include "util/text.hpp"
 
 #include <fmt/format.h>
 
@@ -38,7 +39,7 @@ struct ThreadIndex::Module {
 
     // One request to librmcp_xapian.so; its {"error"} becomes an Error about `path`.
     [[nodiscard]] Result<json> request(const json& req, const std::string& doing, const std::string& path) const {
-        char* answer = call(req.dump().c_str());
+        char* answer = call(json_text(req).c_str());
         if (!answer) return Error{doing, path, "out of memory", ExitCode::environment};
         json out = json::parse(answer, nullptr, false);
         release(answer);
@@ -147,7 +148,8 @@ Status build_at(const ThreadIndex::Module& module, const std::filesystem::path& 
             rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
         }
         // An id per record: the URL, and the excerpt for a thread with two records.
-        docs.push_back({{"id", r.url + "#" + r.excerpt}, {"terms", terms.terms()}, {"data", record_json(r).dump()}});
+        docs.push_back(
+            {{"id", r.url + "#" + r.excerpt}, {"terms", terms.terms()}, {"data", json_text(record_json(r))}});
     }
     auto answer = module.request(
         {{"op", "build"}, {"path", out.string()}, {"metadata", {{k_digest_key, digest}}}, {"docs", std::move(docs)}},
