@@ -6,6 +6,9 @@
 #include "context.hpp"
 #include "json_output.hpp"
 
+#include "kb/kb.hpp"
+#include "patch/patch.hpp"
+#include "patch/profile.hpp"
 #include "util/strings.hpp"
 
 #include <fmt/format.h>
@@ -20,7 +23,28 @@ namespace rmcp::cli {
 namespace {
 
 // What a value (of an option or a positional argument) completes to.
-enum class ValueKind { none, any, file, directory, command, subcommand, words };
+enum class ValueKind { none, any, file, directory, command, subcommand, words, dynamic };
+
+// Values that are a closed set the binary knows but the definitions do not (patch ids, kb
+// ids, profile names, --format's names): completed from the data at TAB time through
+// `rmcp __complete SOURCE` (dynamic), or listed here (words). `option` "" is the command's
+// positional argument. tests/cli/test_completions.py checks each entry completes.
+struct ValueSource {
+    std::string_view path;
+    std::string_view option;
+    std::string_view source;  // for `rmcp __complete`; empty: words
+    std::string_view words;
+};
+constexpr ValueSource k_value_sources[] = {
+    {"patch show", "", "patches", ""},          {"patch plan", "", "patches", ""},
+    {"patch apply", "", "patches", ""},         {"kb show", "", "kb", ""},
+    {"env", "--profile", "profiles", ""},       {"run", "--profile", "profiles", ""},
+    {"doctor", "--profile", "profiles", ""},    {"", "--format", "", "text json nfd prometheus markdown"},
+    {"probe", "--device", "", "auto cpu cuda"},
+};
+
+// The kinds of `rmcp __complete KIND`.
+constexpr const char* k_complete_kinds[] = {"patches", "kb", "profiles", "commands"};
 
 struct OptionSpec {
     std::vector<std::string> names;  // "-y", "--yes"
@@ -28,7 +52,34 @@ struct OptionSpec {
     bool takes_value = false;
     ValueKind kind = ValueKind::none;
     std::vector<std::string> values;  // kind == words
+    std::string source;               // kind == dynamic: the argument of `rmcp __complete`
 };
+
+std::vector<std::string> completion_words(std::string_view text) {
+    std::vector<std::string> words;
+    std::string word;
+    for (const char c : std::string(text) + " ") {
+        if (c != ' ') word += c;
+        else if (!word.empty()) words.push_back(std::exchange(word, {}));
+    }
+    return words;
+}
+
+void apply_value_source(const std::string& path, OptionSpec& o) {
+    for (const auto& v : k_value_sources) {
+        if (v.path != path) continue;
+        const bool match =
+            v.option.empty() ? o.names.empty() : std::find(o.names.begin(), o.names.end(), v.option) != o.names.end();
+        if (!match) continue;
+        if (!v.source.empty()) {
+            o.kind = ValueKind::dynamic;
+            o.source = std::string(v.source);
+        } else {
+            o.kind = ValueKind::words;
+            o.values = completion_words(v.words);
+        }
+    }
+}
 
 struct CommandSpec {
     std::string path;  // "" for rmcp itself, "patch apply" for a nested command
@@ -40,34 +91,6 @@ struct CommandSpec {
 };
 
 std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
-
-// Allowed values come from a CLI::IsMember check, whose description is "{a,b,c}".
-std::vector<std::string> member_values(CLI::Option& opt) {
-    std::vector<std::string> values;
-    for (int i = 0;; ++i) {
-        CLI::Validator* v = nullptr;
-        try {
-            v = opt.get_validator(i);
-        } catch (const CLI::OptionNotFound&) {
-            break;
-        }
-        const std::string desc = v->get_description();
-        if (desc.size() < 2 || desc.front() != '{' || desc.back() != '}') continue;
-        std::string item;
-        for (const char c : desc.substr(1, desc.size() - 2) + ",") {
-            if (c != ',') {
-                item += c;
-                continue;
-            }
-            const bool plain = !item.empty() && std::all_of(item.begin(), item.end(), [](char ch) {
-                return std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_' || ch == '.' || ch == '+';
-            });
-            if (plain) values.push_back(item);
-            item.clear();
-        }
-    }
-    return values;
-}
 
 // The value kind from the type name the definition gives for help ("DIR", "FILE", "PY" ...).
 ValueKind kind_of_type(const std::string& type) {
@@ -85,19 +108,23 @@ CommandSpec describe(CLI::App& app, const std::string& path) {
     spec.description = first_line(app.get_description());
     for (CLI::Option* opt : app.get_options()) {
         if (opt->get_group().empty()) continue;  // hidden
+        // --help is rmcp's own, defined once for the completion (it is offered everywhere).
+        if (!path.empty() && opt->get_lnames() == std::vector<std::string>{"help"}) continue;
         OptionSpec o;
         for (const auto& s : opt->get_snames()) o.names.push_back("-" + s);
         for (const auto& l : opt->get_lnames()) o.names.push_back("--" + l);
         o.description = first_line(opt->get_description());
         o.takes_value = opt->get_expected_max() != 0 || opt->get_positional();  // flags expect 0 values
         if (o.takes_value) {
-            o.values = member_values(*opt);
+            o.values = option_values(*opt);
             o.kind = o.values.empty() ? kind_of_type(opt->get_type_name()) : ValueKind::words;
+            apply_value_source(path, o);
         }
         if (opt->get_positional()) spec.positional = std::move(o);
         else spec.options.push_back(std::move(o));
     }
     for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+        if (is_hidden_command(*sub)) continue;
         spec.subcommands.push_back(describe(*sub, path.empty() ? sub->get_name() : path + " " + sub->get_name()));
     }
     // `rmcp help COMMAND...` names commands.
@@ -118,6 +145,7 @@ std::string value_word(const OptionSpec& o) {
     case ValueKind::command: return "@command";
     case ValueKind::subcommand: return "@subcommand";
     case ValueKind::words: return fmt::format("{}", fmt::join(o.values, " "));
+    case ValueKind::dynamic: return "@dynamic:" + o.source;
     case ValueKind::any:
     case ValueKind::none: break;
     }
@@ -215,6 +243,7 @@ _rmcp_complete_kind() {  # KIND CUR
     @file) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$2")) ;;
     @dir) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -d -- "$2")) ;;
     @command) COMPREPLY=($(compgen -c -- "$2")) ;;
+    @dynamic:*) COMPREPLY=($(compgen -W "$("${COMP_WORDS[0]}" __complete "${1#@dynamic:}" 2>/dev/null)" -- "$2")) ;;
     @any | '') COMPREPLY=() ;;
     *) COMPREPLY=($(compgen -W "$1" -- "$2")) ;;
   esac
@@ -298,6 +327,7 @@ _rmcp_complete_kind() {
     (@file) _files ;;
     (@dir) _files -/ ;;
     (@command) _command_names -e ;;
+    (@dynamic:*) compadd -- ${(f)"$(${words[1]} __complete ${1#@dynamic:} 2>/dev/null)"} ;;
     (@any|'') _message 'value' ;;
     (*) compadd -- ${=1} ;;
   esac
@@ -415,6 +445,12 @@ function __rmcp_within
     test -z "$argv[1]"; or test "$path" = "$argv[1]"; or string match -q -- "$argv[1] *" "$path"
 end
 
+# The ids and names the binary knows (patch ids, kb ids, profiles): `rmcp __complete KIND`.
+function __rmcp_dynamic
+    set -l cmd (commandline -opc)[1]
+    $cmd __complete $argv[1] 2>/dev/null
+end
+
 complete -c rmcp -f
 )SH";
     std::vector<std::string> paths, valued;
@@ -449,6 +485,7 @@ complete -c rmcp -f
                 case ValueKind::words:
                     value = " -x -a " + fish_quote(fmt::format("{}", fmt::join(o.values, " ")));
                     break;
+                case ValueKind::dynamic: value = " -x -a " + fish_quote("(__rmcp_dynamic " + o.source + ")"); break;
                 default: value = " -x"; break;
                 }
             }
@@ -458,6 +495,10 @@ complete -c rmcp -f
         case ValueKind::words:
             out += fmt::format("complete -c rmcp -n {} -a {}\n", at,
                                fish_quote(fmt::format("{}", fmt::join(c.positional.values, " "))));
+            break;
+        case ValueKind::dynamic:
+            out += fmt::format("complete -c rmcp -n {} -a {}\n", at,
+                               fish_quote("(__rmcp_dynamic " + c.positional.source + ")"));
             break;
         case ValueKind::file: out += fmt::format("complete -c rmcp -n {} -F\n", at); break;
         case ValueKind::directory:
@@ -488,13 +529,64 @@ std::string render_completions(CLI::App& app, std::string_view shell) {
     return fish_script(root);
 }
 
+namespace {
+
+// Every command path ("patch apply"), with what its stdout is under -q: "document" (the
+// data asked for) or "report" (held; the summary line only). Hidden commands are left out.
+void list_commands(const CLI::App& app, const std::string& path, std::string& out) {
+    for (const CLI::App* sub : app.get_subcommands({})) {
+        if (is_hidden_command(*sub)) continue;
+        const std::string here = path.empty() ? sub->get_name() : path + " " + sub->get_name();
+        if (sub->get_subcommands({}).empty() || sub->get_require_subcommand_min() == 0)
+            out += fmt::format("{}\t{}\n", here, is_document(sub) ? "document" : "report");
+        list_commands(*sub, here, out);
+    }
+}
+
+// `rmcp __complete KIND`: the words a completion script offers, one a line. Errors print
+// nothing (a completion must not write into the user's command line) and exit 3.
+int complete_values(const CLI::App& app, Context& ctx, const std::string& kind) {
+    const auto format = ctx.format({OutputFormat::text});
+    if (!format) return fail(ctx, format.error());
+    std::string out;
+    if (kind == "patches") {
+        const auto set = patch::load_patches(ctx.data_dir() / "patches");
+        if (!set) return fail(ctx, set.error());
+        for (const auto& p : set->patches) out += p.id + "\n";
+    } else if (kind == "kb") {
+        const auto kb = kb::load(ctx.kb_dir());
+        if (!kb) return fail(ctx, kb.error());
+        for (const auto& e : kb->entries) out += e.id + "\n";
+    } else if (kind == "profiles") {
+        const auto set = patch::load_profiles(ctx.data_dir() / "profiles");
+        if (!set) return fail(ctx, set.error());
+        for (const auto* p : set->ladder()) out += p->name + "\n";
+        out += "auto\n";
+    } else {
+        list_commands(app, "", out);
+    }
+    ctx.out.write(out);
+    return 0;
+}
+
+}  // namespace
+
 void add_completions_command(CLI::App& app, Context& ctx, Action& action) {
+    static std::string kind;
+    auto* complete = app.add_subcommand("__complete", "Words for shell completion: patches, kb, profiles, commands");
+    complete->group("");  // hidden: called by the completion scripts, not by people
+    std::vector<std::string> kinds(std::begin(k_complete_kinds), std::end(k_complete_kinds));
+    complete->add_option("kind", kind, "What to list")->required()->check(CLI::IsMember(kinds));
+    mark_document(complete);
+    complete->callback([&app, &ctx, &action] { action = [&app, &ctx] { return complete_values(app, ctx, kind); }; });
+
     static std::string shell;
     auto* cmd = app.add_subcommand("completions", "Print the shell completion script for bash, zsh or fish");
     cmd->add_option("shell", shell, "bash, zsh or fish")
         ->required()
         ->check(CLI::IsMember({"bash", "zsh", "fish"}))
         ->type_name("SHELL");
+    mark_document(cmd);
     cmd->footer("Installed packages put them where the shells look; by hand: source <(rmcp completions bash),\n"
                 "source <(rmcp completions zsh) after compinit, or rmcp completions fish | source.");
     cmd->callback([&app, &ctx, &action] {

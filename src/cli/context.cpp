@@ -1,9 +1,13 @@
 #include "context.hpp"
 
+#include "util/test_delay.hpp"
+
 #include "util/atomic_file.hpp"
 #include "util/strings.hpp"
 
 #include "install_paths.hpp"
+#include "json_output.hpp"
+#include "process/pager.hpp"
 #include "util/text.hpp"
 
 #include <fmt/format.h>
@@ -12,6 +16,7 @@
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
+#include <set>
 #include <unistd.h>
 
 namespace rmcp::cli {
@@ -37,7 +42,15 @@ Result<Root> Context::open_root() const {
     if (dir.empty())
         if (const char* env = std::getenv("RMCP_ROOT"); env && *env) dir = env;
     if (dir.empty()) dir = "/";
-    return open_root_at(dir);
+    auto root = open_root_at(dir);
+    if (root && !m_root_checked) {
+        m_root_checked = true;
+        if (!root->is_dir("/sys") && !root->is_dir("/proc") && !root->exists("/etc/os-release"))
+            diag.warning(fmt::format("{} has no sys/, proc/ or etc/os-release: it does not look like a system tree "
+                                     "(an unpacked snapshot is the directory that holds .rmcp-meta)",
+                                     dir));
+    }
+    return root;
 }
 
 Result<Root> Context::open_root_at(const std::string& dir) const {
@@ -45,10 +58,46 @@ Result<Root> Context::open_root_at(const std::string& dir) const {
     // where the kernel has openat2, so the hostile suite checks both (docs/security.md). Either
     // is confined: the switch weakens nothing.
     const char* resolver = std::getenv("RMCP_TEST_RESOLVER");
-    return Root::open(dir, resolver && std::string_view(resolver) == "walk" ? Resolver::walk : Resolver::automatic);
+    auto root =
+        Root::open(dir, resolver && std::string_view(resolver) == "walk" ? Resolver::walk : Resolver::automatic);
+    // Test-only: the delays at locks and renames (RMCP_TEST_DELAY_AT=lock,rename:MS,
+    // util/test_delay.hpp) for every command that writes, only under a --root other than "/":
+    // they can never fire on a live system.
+    if (root && !root->is_live())
+        if (const char* spec = std::getenv("RMCP_TEST_DELAY_AT")) test_hooks::set_delays(spec);
+    return root;
 }
 
-Style Context::style() const { return Style(use_color(options.color, STDOUT_FILENO)); }
+Style Context::style() const {
+    // Once per run, after parsing: the locale and the window size do not change while a
+    // command runs.
+    if (!m_style) m_style = terminal_style(options.color, STDOUT_FILENO);
+    return *m_style;
+}
+
+void Context::summary(std::string_view line) const {
+    if (!quiet() || options.format != "text" || line.empty()) return;
+    std::string text = shown_text(*this, line);
+    if (const auto nl = text.find('\n'); nl != std::string::npos) text.resize(nl);  // one line, by definition
+    out.write_always(text + "\n");
+}
+
+void Context::document_output() const { out.set_held(false); }
+
+void Context::page(std::string_view text) const {
+    if (out.held()) return;
+    process::page_or_write(out, text);
+}
+
+namespace {
+std::set<const CLI::App*>& documents() {
+    static std::set<const CLI::App*> set;
+    return set;
+}
+}  // namespace
+
+void mark_document(CLI::App* cmd) { documents().insert(cmd); }
+bool is_document(const CLI::App* cmd) { return documents().contains(cmd); }
 
 std::filesystem::path Context::data_dir() const { return shipped_data_dir(); }
 
@@ -77,7 +126,7 @@ int fail(Context& ctx, const Error& error) {
 void print_error_json(Context& ctx, const Error& error) {
     if (ctx.options.format == "json") {
         // Not when stdout itself is what failed: nothing would read it.
-        if (ctx.out.error() == 0) ctx.out.print("{}\n", json_text(nlohmann::json{{"error", error_json(error)}}, 2));
+        if (ctx.out.error() == 0) ctx.out.write_always(json_output(ctx, nlohmann::json{{"error", error_json(error)}}));
     }
 }
 
@@ -107,7 +156,11 @@ std::string command_prefix(const Context& ctx) {
 }
 
 std::string shown_text(const Context& ctx, std::string_view text) {
-    return terminal_safe(text, ctx.style().color() ? Shown::styled_lines : Shown::lines);
+    const Style style = ctx.style();
+    std::string safe = terminal_safe(text, style.color() ? Shown::styled_lines : Shown::lines);
+    // Under a locale that is not UTF-8 the glyphs are spelt in ASCII, whichever renderer wrote
+    // them (util/terminal.hpp): one place, so no renderer can forget.
+    return style.unicode() ? safe : ascii_glyphs(safe);
 }
 
 std::string shown_path(const Root& root, std::string_view logical) { return root.host_path(logical); }

@@ -44,12 +44,13 @@ struct DoctorArgs {
 // The node agent's inputs besides the findings: the saved probe result and the incident
 // directory, by default where `rmcp run` and docs/fleet.md put them for this user.
 NodeMetrics node_metrics(Context& ctx, const Root& root, const patch::DoctorOutcome& outcome, const DoctorArgs& args,
-                         std::chrono::steady_clock::time_point started) {
+                         std::chrono::steady_clock::time_point started, bool incidents) {
     const auto env = process::current_environment_map();
     const auto state = patch::user_state_dir(env);
     NodeSources sources;
     sources.probe_result = args.probe_result.empty() ? state + "/probe-result.json" : args.probe_result;
-    sources.incident_dir = args.incident_dir.empty() ? state + "/incidents" : args.incident_dir;
+    // NFD's labels carry no incident counts: the directory is read only for the metrics.
+    if (incidents) sources.incident_dir = args.incident_dir.empty() ? state + "/incidents" : args.incident_dir;
     auto node = collect_node_metrics(root, outcome.facts, sources);
     for (const auto& w : node.warnings) ctx.diag.warning(w);
     node.rmcp_version = std::string(rmcp_version());
@@ -123,13 +124,13 @@ int do_doctor(Context& ctx, const DoctorArgs& args) {
     switch (*format) {
     case OutputFormat::json: text = json_output(ctx, doctor_to_json(report, command_prefix(ctx))); break;
     case OutputFormat::prometheus: {
-        const auto node = node_metrics(ctx, *root, *outcome, args, started);
+        const auto node = node_metrics(ctx, *root, *outcome, args, started, true);
         const auto now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch());
         text = shown_text(ctx, render_doctor_prometheus(report, now.count(), node));
         break;
     }
     case OutputFormat::nfd:
-        text = shown_text(ctx, render_doctor_nfd(report, node_metrics(ctx, *root, *outcome, args, started)));
+        text = shown_text(ctx, render_doctor_nfd(report, node_metrics(ctx, *root, *outcome, args, started, false)));
         break;
     default: {
         // Colour, width and glyphs for a terminal; a file named with -o gets plain text at 80 columns.
@@ -137,16 +138,21 @@ int do_doctor(Context& ctx, const DoctorArgs& args) {
         DoctorTextOptions options;
         options.width = to_stdout ? static_cast<std::size_t>(output_width(STDOUT_FILENO)) : 80;
         options.unicode = locale_is_utf8();
-        options.verbose = ctx.options.verbose;
-        options.quiet = ctx.options.quiet;
+        options.verbose = ctx.verbose();
+        options.quiet = ctx.quiet();
         text = shown_text(ctx, render_doctor_text(report, outcome->facts_json, command_prefix(ctx), options,
                                                   to_stdout ? ctx.style() : Style(false)));
         break;
     }
     }
     // -o FILE: written whole or not at all, the previous file intact on a full disk
-    // (util/atomic_file.hpp); stdout otherwise, checked like every output.
-    if (auto s = write_output(ctx, args.output, text); !s) return fail(ctx, s.error());
+    // (util/atomic_file.hpp); stdout otherwise, checked like every output. Text for a
+    // terminal goes through the pager when it is longer than the screen (process/pager.hpp).
+    const bool text_to_stdout = *format == OutputFormat::text && (args.output.empty() || args.output == "-");
+    if (text_to_stdout) ctx.page(text);
+    else if (auto s = write_output(ctx, args.output, text); !s) return fail(ctx, s.error());
+    // -q: the frame holds the text; the summary line (the quiet rendering's one line) passes.
+    if (text_to_stdout) ctx.summary(text.substr(0, text.find('\n')));
     // The metrics carry the findings, so with prometheus only an explicit --fail-on turns
     // them into an exit code.
     if ((*format == OutputFormat::prometheus || *format == OutputFormat::nfd) && args.fail_on_opt->count() == 0)
@@ -174,7 +180,8 @@ void add_doctor_command(CLI::App& app, Context& ctx, Action& action) {
                     "Also evaluate under this profile, as `rmcp run --profile` would run (a name, or auto)")
         ->type_name("NAME|auto");
     cmd->add_flag("--fix", args->fix,
-                  "Apply the first fix of every open finding in one transaction (asks first unless --yes)");
+                  "Apply the fix doctor shows as next for every open finding (the first of its fixes that applies on "
+                  "this machine), in one transaction (asks first unless --yes)");
     cmd->add_flag("-y,--yes", args->yes, "With --fix: do not ask for confirmation");
     cmd->add_option("-o,--output", args->output,
                     "Write the report to FILE (replaced atomically: whole or not at all; - for stdout)")

@@ -139,6 +139,14 @@ int do_env(Context& ctx, const EnvOptions& eo) {
                                                             {"script", out}}));
         return 0;
     }
+    // Nothing to print is an answer too, said where a script's eval does not read it (newcomer
+    // review, finding 13): a silent empty output looked like a failure.
+    if (out.empty())
+        ctx.diag.note(eo.profile == "default"
+                          ? fmt::format("no profile applied: {} holds no changes (an env patch writes it: `{} patch "
+                                        "apply ID`), and the default profile changes nothing",
+                                        shown_path(*root, env_file), command_prefix(ctx))
+                          : fmt::format("profile {} changes nothing on this machine", eo.profile));
     ctx.out.print("{}", out);
     return 0;
 }

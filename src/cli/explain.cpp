@@ -13,15 +13,21 @@
 #include "similar/index.hpp"
 #include "similar/terms.hpp"
 #include "kb/kb.hpp"
+#include "patch/next_step.hpp"
+#include "patch/patch.hpp"
 #include "process/kernel_log.hpp"
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <optional>
+#include <set>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace rmcp::cli {
@@ -37,6 +43,56 @@ struct ExplainOptions {
     std::size_t similar = 3;                   // similar public reports shown (0: no lookup)
     std::vector<std::string> exclude_threads;  // measurement: a thread never retrieves itself
     std::string facts_file;                    // --facts FILE: the machine's facts (detect's JSON)
+    bool no_relay = false;
+};
+
+// Whether standard input is a stream being written now (a pipe, a socket, a terminal) rather
+// than a file redirected into it, which has nothing to show "as it happens".
+bool stdin_is_stream() {
+    struct stat st {};
+    if (::fstat(STDIN_FILENO, &st) != 0) return false;
+    return !S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode);
+}
+
+// `rmcp explain -` on a stream (docs/explain.md, "Streaming"): the input is relayed to stdout
+// as it arrives, byte for byte, and each problem is announced on stderr once, the moment a
+// line of it is read. Family entries are announced only for a read in which no specific entry
+// was seen (the same ranking as the summary: specific before family); the summary at the end
+// of input ranks everything and goes to stderr too, so stdout stays the program's output.
+class LiveAnnouncer {
+public:
+    LiveAnnouncer(Context& ctx, const std::vector<kb::Entry>& entries, const explain::SignatureSet& set)
+        : m_ctx(ctx), m_entries(entries), m_set(set) {}
+
+    void seen(std::size_t signature, std::uint64_t line) {
+        const std::size_t entry = m_set.signatures()[signature].entry;
+        if (m_announced.contains(entry)) return;
+        for (const auto& s : m_batch)
+            if (s.first == entry) return;
+        m_batch.emplace_back(entry, line);
+    }
+
+    // After a read: what it held; its family entries only when it held no specific one (a
+    // family entry passed over is not announced later either: the specific one explains it).
+    void announce(std::string_view source) {
+        const bool specific = std::any_of(m_batch.begin(), m_batch.end(),
+                                          [&](const auto& s) { return !kb::is_family(m_entries[s.first]); });
+        for (const auto& [entry, line] : m_batch) {
+            m_announced.insert(entry);
+            if (specific && kb::is_family(m_entries[entry])) continue;
+            if (m_ctx.options.quiet) continue;
+            m_ctx.diag.raw(shown_text(m_ctx, fmt::format("rmcp: recognised {}\n",
+                                                         explain::seen_line(m_entries[entry], source, line))));
+        }
+        m_batch.clear();
+    }
+
+private:
+    Context& m_ctx;
+    const std::vector<kb::Entry>& m_entries;
+    const explain::SignatureSet& m_set;
+    std::vector<std::pair<std::size_t, std::uint64_t>> m_batch;  // entry, line: this read's
+    std::set<std::size_t> m_announced;
 };
 
 // `--facts FILE`: a facts document as `rmcp detect --format json` writes it (a JSON object).
@@ -97,6 +153,13 @@ int explain(Context& ctx, const ExplainOptions& opts) {
         facts_file_doc = std::move(*doc);
     }
 
+    // Relaying needs stdout to itself: text only, and only for a stream on stdin. It starts
+    // before the knowledge base loads, so that the first line shows as soon as it arrives.
+    const bool relay = *format == OutputFormat::text && !opts.no_relay && stdin_is_stream() &&
+                       std::find(inputs.begin(), inputs.end(), "-") != inputs.end();
+    std::optional<explain::InputRelay> relayed;
+    if (relay) relayed.emplace(STDIN_FILENO, ctx.out);
+
     auto kb = kb::load(ctx.kb_dir());
     if (!kb) return fail(ctx, kb.error());
     // The bug report's sections, then the error lines the similar reports are looked up by
@@ -113,6 +176,8 @@ int explain(Context& ctx, const ExplainOptions& opts) {
         if (hit.probe == error_probe && !hit.lines.empty()) (void)error_terms.add_line(hit.lines.front());
     };
 
+    LiveAnnouncer announcer(ctx, kb->entries, **set);
+
     explain::DiagnosisBuilder builder(kb->entries, *set);
     explain::ExplainReport report;
     std::optional<Error> failure;
@@ -128,7 +193,17 @@ int explain(Context& ctx, const ExplainOptions& opts) {
             if (hit.probe == error_probe) on_error_line(hit);
             else if (!opts.ignore_report) reporter.add(source, hit);
         });
-        const auto status = explain::scan_path(path, scanner);
+        Status status = ok_status();
+        if (relayed && path == "-") {
+            explain::ScanHooks hooks;
+            scanner.on_seen([&announcer](std::size_t sig, std::uint64_t line) { announcer.seen(sig, line); });
+            hooks.after_read = [&announcer, &source] { announcer.announce(source); };
+            status = explain::scan_fd(relayed->fd(), source, scanner, hooks);
+            if (status) status = relayed->status(source);
+            relayed.reset();  // stdin is read to its end once; a second "-" reads nothing
+        } else {
+            status = explain::scan_path(path, scanner);
+        }
         if (!status) {
             note_failure(status.error());
             (void)scanner.finish();  // keep what was recognised before the failure
@@ -187,13 +262,34 @@ int explain(Context& ctx, const ExplainOptions& opts) {
                      opts.all_matches ? explain::FamilyEntries::keep_all : explain::FamilyEntries::drop_covered);
     add_similar_reports(ctx, opts, error_terms, report);
 
+    // Each problem's next command, in doctor's words (patch/next_step.hpp). Without the patch
+    // definitions the problems are still explained, only without a command.
+    if (!report.diagnoses.empty()) {
+        auto patches = patch::load_patches(ctx.data_dir() / "patches");
+        if (!patches) ctx.diag.warning(fmt::format("no next commands: {}", patches.error().message()));
+        const bool live = ctx.options.root.empty() || ctx.options.root == "/";
+        const std::string command = command_prefix(ctx);
+        if (patches)
+            for (const auto& d : report.diagnoses)
+                if (auto step = patch::first_fix_step(*d.entry, *patches, command, live))
+                    report.fix_steps.emplace(d.entry->id, std::move(*step));
+    }
+
+    const explain::TextOptions text_options{ctx.options.verbose};
     if (*format == OutputFormat::json) {
         auto out = explain::render_json(report);
         // The failure is part of the one JSON document (docs/exit-codes.md, "Errors as data").
         if (failure) out["error"] = error_json(*failure);
         ctx.out.print("{}", json_output(ctx, std::move(out)));
+    } else if (failure && report.diagnoses.empty()) {
+        // An input that could not be read was not found clean: the error (on stderr) is all
+        // there is to say, never "No known problem recognised" (newcomer review, finding 2).
+    } else if (relay) {
+        // stdout holds the relayed input, byte for byte; the summary joins the announcements.
+        if (!ctx.options.quiet || !report.diagnoses.empty())
+            ctx.diag.raw(shown_text(ctx, explain::render_text(report, Style(false), text_options)));
     } else if (!ctx.options.quiet || !report.diagnoses.empty())
-        print_text(ctx, "{}", explain::render_text(report, ctx.style()));
+        print_text(ctx, "{}", explain::render_text(report, ctx.style(), text_options));
 
     if (failure) return static_cast<int>(failure->code);
     return static_cast<int>(report.diagnoses.empty() ? ExitCode::findings : ExitCode::success);
@@ -224,11 +320,17 @@ void add_explain_command(CLI::App& app, Context& ctx, Action& action) {
     cmd->add_option("--facts", opts->facts_file,
                     "Rank by the facts of the machine the log came from (`rmcp detect --format json` there)")
         ->type_name("FILE");
+    cmd->add_flag("--no-relay", opts->no_relay,
+                  "With a pipe on standard input: do not copy it to standard output as it arrives (the report "
+                  "then goes to standard output, at the end of input)");
     cmd->add_flag("--ignore-report", opts->ignore_report,
                   "Do not read rocminfo, collect_env, version and environment lines in the input as the "
                   "reporter's facts");
-    cmd->footer("Exit codes: 0 something recognised, 1 nothing recognised, 2 unreadable log or bad "
-                "knowledge base, 3 kernel log unreadable. Formats: text (default), json. See docs/explain.md.");
+    cmd->footer("A pipe on standard input is relayed to standard output as it arrives, each problem is "
+                "announced on standard error when its line is read, and the report follows on standard error at "
+                "the end of input: `python train.py 2>&1 | rmcp explain -`. Exit codes: 0 something recognised, 1 "
+                "nothing recognised, 2 unreadable log or bad knowledge base, 3 kernel log unreadable. Formats: text "
+                "(default), json (no relaying). See docs/explain.md.");
     cmd->callback([&ctx, &action, opts] { action = [&ctx, opts] { return explain(ctx, *opts); }; });
 }
 

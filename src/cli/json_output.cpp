@@ -23,8 +23,13 @@ void stamp_versions(const Context& ctx, nlohmann::json& doc) {
 }
 
 std::string json_output(const Context& ctx, nlohmann::json doc) {
+    // The envelope: every document says its own schema (1 where its renderer has not
+    // versioned it yet) and which rmcp and kb made it.
+    if (doc.is_object() && !doc.contains("schema_version")) doc["schema_version"] = 1;
     stamp_versions(ctx, doc);
     return json_text(doc, 2) + "\n";
 }
+
+void print_json(const Context& ctx, const nlohmann::json& doc) { ctx.out.write(json_output(ctx, doc)); }
 
 }  // namespace rmcp::cli

@@ -1,6 +1,7 @@
 // `rmcp kb list|show ID|render|lint`: the knowledge base as documentation, in the spirit of
 // `rustc --explain`, and its checks (docs/kb-format.md).
 #include "context.hpp"
+#include "json_output.hpp"
 
 #include "detect/detect.hpp"
 #include "facts/facts_json.hpp"
@@ -38,8 +39,11 @@ int list_entries(Context& ctx) {
     if (!format) return fail(ctx, format.error());
     const auto kb = kb::load(ctx.kb_dir());
     if (!kb) return fail(ctx, kb.error());
-    if (*format == OutputFormat::json) ctx.out.print("{}\n", json_text(kb_list_json(*kb), 2));
-    else print_text(ctx, "{}", render_kb_list_text(*kb, ctx.style()));
+    if (*format == OutputFormat::json) print_json(ctx, kb_list_json(*kb));
+    else {
+        print_text(ctx, "{}", render_kb_list_text(*kb, ctx.style()));
+        ctx.summary(fmt::format("{} knowledge-base entries (rmcp kb show ID)", kb->entries.size()));
+    }
     return 0;
 }
 
@@ -52,8 +56,12 @@ int show_entry(Context& ctx, const KbOptions& o) {
     if (!e)
         return fail(ctx, Error{"looking up knowledge-base entry", o.id, "no such entry (see `rmcp kb list`)",
                                ExitCode::usage});
-    if (*format == OutputFormat::json) ctx.out.print("{}\n", json_text(kb_show_json(*e), 2));
-    else print_text(ctx, "{}", render_kb_show_text(*e, ctx.style(), ctx.options.verbose));
+    if (*format == OutputFormat::json) print_json(ctx, kb_show_json(*e));
+    else {
+        // Wrapped to the terminal, through the pager when longer than the screen.
+        ctx.page(shown_text(ctx, ctx.style().wrapped(render_kb_show_text(*e, ctx.style(), ctx.verbose()))));
+        ctx.summary(fmt::format("{} {} {}", e->id, ctx.style().dash(), e->title));
+    }
     return 0;
 }
 
@@ -120,9 +128,12 @@ int do_lint(Context& ctx, const KbOptions& o) {
     std::vector<kb::CitedBy> patch_references;
     for (const auto& p : patches->patches) patch_references.push_back({p.id, p.file, p.references});
     for (auto& p : kb::lint_reference_addresses(patch_references)) problems.push_back(std::move(p));
-    if (*format == OutputFormat::json)
-        ctx.out.print("{}\n", json_text(kb_lint_json(problems, kb->entries.size(), names), 2));
-    else print_text(ctx, "{}", render_kb_lint_text(problems, kb->entries.size(), names, ctx.style()));
+    if (*format == OutputFormat::json) print_json(ctx, kb_lint_json(problems, kb->entries.size(), names));
+    else {
+        const auto text = render_kb_lint_text(problems, kb->entries.size(), names, ctx.style());
+        print_text(ctx, "{}", text);
+        ctx.summary(text.substr(0, text.find('\n')));
+    }
     return problems.empty() ? 0 : static_cast<int>(ExitCode::findings);
 }
 

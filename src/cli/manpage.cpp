@@ -2,8 +2,14 @@
 // 9): `rmcp help --man > docs/rmcp.1`; a CLI test keeps the committed page in sync. The
 // sections that are not about options (ENVIRONMENT, FILES, EXAMPLES) are written here.
 #include "context.hpp"
+#include "version.hpp"
 
 #include <fmt/format.h>
+
+#include <charconv>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
 
 namespace rmcp::cli {
 
@@ -71,7 +77,8 @@ rmcp doctor
 .fi
 .RE
 .PP
-Explain a crash log, and a training run's output as it happens:
+Explain a crash log; watch a training run as it goes (its output passes through unchanged,
+each problem is named on standard error when its line appears, the report follows at the end):
 .PP
 .RS
 .nf
@@ -121,12 +128,45 @@ std::string roff(std::string_view text) {
     return out;
 }
 
+// A footer is prose wrapped by hand, with lines of their own among it (examples, one
+// command a line: env's sh and fish lines). roff fills prose; a line that ends short of the
+// hand-wrapped width (64 columns) is taken as a line of its own and ends with a break.
+std::string roff_lines(std::string_view text) {
+    std::string out;
+    std::size_t start = 0;
+    while (start <= text.size()) {
+        const auto nl = text.find('\n', start);
+        const auto line = text.substr(start, nl == std::string_view::npos ? std::string_view::npos : nl - start);
+        out += roff(line);
+        if (nl == std::string_view::npos) break;
+        out += line.size() < 64 ? "\n.br\n" : "\n";
+        start = nl + 1;
+    }
+    return out;
+}
+
+// The page's date: SOURCE_DATE_EPOCH when set (reproducible builds,
+// https://reproducible-builds.org/specs/source-date-epoch/), else today, as YYYY-MM-DD (UTC).
+std::string page_date() {
+    std::time_t when = std::time(nullptr);
+    if (const char* epoch = std::getenv("SOURCE_DATE_EPOCH"); epoch && *epoch) {
+        long long v = 0;
+        const auto [p, ec] = std::from_chars(epoch, epoch + std::strlen(epoch), v);
+        if (ec == std::errc() && *p == '\0') when = static_cast<std::time_t>(v);
+    }
+    std::tm tm{};
+    ::gmtime_r(&when, &tm);
+    char buf[16];
+    std::strftime(buf, sizeof buf, "%Y-%m-%d", &tm);
+    return buf;
+}
+
 void options_section(std::string& out, const CLI::App& app) {
     for (const CLI::Option* opt : app.get_options()) {
         if (opt->get_group().empty()) continue;  // hidden
         const auto names = opt->get_name(false, true);
         if (names == "--help,-h" || names == "-h,--help") continue;
-        auto type = opt->get_type_name();
+        auto type = option_type_name(*opt);
         if (opt->get_type_size() == 0) type.clear();
         out += fmt::format(".TP\n.B {}{}\n{}\n", roff(opt->get_positional() ? opt->get_name() : names),
                            type.empty() || opt->get_positional() ? "" : " " + roff(type), roff(opt->get_description()));
@@ -135,7 +175,8 @@ void options_section(std::string& out, const CLI::App& app) {
 }  // namespace
 
 std::string render_manpage(const CLI::App& app) {
-    std::string out = ".TH RMCP 1 \"\" \"rmcp\" \"User Commands\"\n.SH NAME\nrmcp \\- ";
+    std::string out = fmt::format(".TH RMCP 1 \"{}\" \"rmcp {}\" \"User Commands\"\n.SH NAME\nrmcp \\- ", page_date(),
+                                  rmcp_version());
     std::string summary = app.get_description();
     if (const auto dash = summary.find(" — "); dash != std::string::npos) summary.erase(0, dash + 5);
     out += roff(summary) + "\n";
@@ -144,6 +185,7 @@ std::string render_manpage(const CLI::App& app) {
     options_section(out, app);
     out += ".SH COMMANDS\n";
     for (const CLI::App* sub : app.get_subcommands({})) {
+        if (is_hidden_command(*sub)) continue;
         out += fmt::format(".SS {}\n{}\n", roff(sub->get_name()), roff(sub->get_description()));
         options_section(out, *sub);
         for (const CLI::App* nested : sub->get_subcommands({})) {
@@ -153,7 +195,7 @@ std::string render_manpage(const CLI::App& app) {
             options_section(nested_options, *nested);
             if (!nested_options.empty()) out += ".RS\n" + nested_options + ".RE\n";
         }
-        if (!sub->get_footer().empty()) out += ".PP\n" + roff(sub->get_footer()) + "\n";
+        if (!sub->get_footer().empty()) out += ".PP\n" + roff_lines(sub->get_footer()) + "\n";
     }
     out += ".SH EXIT STATUS\n.nf\n" + roff(app.get_footer()) + "\n.fi\n";
     out += k_environment;

@@ -14,7 +14,6 @@
 #include "render/patch_render.hpp"
 #include "render/plan_render.hpp"
 #include "util/strings.hpp"
-#include "util/test_delay.hpp"
 
 #include <fmt/core.h>
 #include <fmt/format.h>
@@ -47,13 +46,6 @@ std::optional<unsigned> env_unsigned(const char* name) {
     return static_cast<unsigned>(n);
 }
 
-// The test-only delays (RMCP_TEST_DELAY_AT=lock,rename:MS, util/test_delay.hpp), for every
-// patch command that locks or writes; like the other hooks, only under a --root other than "/".
-void enable_test_delays(const Root& root) {
-    if (root.is_live()) return;
-    if (const char* spec = std::getenv("RMCP_TEST_DELAY_AT")) test_hooks::set_delays(spec);
-}
-
 // The test-only hooks (docs/patches.md) are honoured only under a --root other than "/":
 // they can never fire on a live system.
 patch::ApplyOptions apply_options(const Root& root) {
@@ -66,7 +58,7 @@ patch::ApplyOptions apply_options(const Root& root) {
         o.fail_step = env_unsigned("RMCP_TEST_FAIL_STEP");
         o.fail_restore = env_unsigned("RMCP_TEST_FAIL_RESTORE").value_or(0) != 0;
         o.fail_final_journal = env_unsigned("RMCP_TEST_FAIL_FINAL_JOURNAL").value_or(0) != 0;
-        enable_test_delays(root);
+        // RMCP_TEST_DELAY_AT: set when the root was opened (Context::open_root_at).
     }
     return o;
 }
@@ -224,7 +216,6 @@ int do_status(Context& ctx) {
     if (!format) return fail(ctx, format.error());
     auto root = ctx.open_root();
     if (!root) return fail(ctx, root.error());
-    enable_test_delays(*root);
     const auto env = process::current_environment_map();
     auto all = patch::list_transactions(*root, env);
     if (!all) return fail(ctx, all.error());
@@ -272,6 +263,28 @@ int do_status(Context& ctx) {
 
 }  // namespace
 
+// How what was applied reaches the programs it is for (newcomer review, finding 13: the shell
+// is unchanged after `apply`, and nothing said so): one line per kind of step in the plan.
+std::vector<std::string> takes_effect(const patch::Plan& plan, const std::string& prefix) {
+    bool env = false, modprobe = false, hook = false, relogin = false;
+    for (const auto& s : plan.steps) {
+        env = env || s.op->kind == patch::OpKind::env;
+        modprobe = modprobe || s.op->kind == patch::OpKind::modprobe;
+        hook = hook || s.op->kind == patch::OpKind::python_hook;
+        relogin = relogin || s.patch->takes_effect == patch::TakesEffect::relogin;
+    }
+    std::vector<std::string> lines;
+    if (env)
+        lines.push_back(fmt::format("for commands started with `{0} run -- CMD`; in a shell once you run "
+                                    "`eval \"$({0} env)\"` (this shell is unchanged until then)",
+                                    prefix));
+    if (hook) lines.emplace_back("in every Python process started from now on (the start-up hook runs then)");
+    if (modprobe) lines.emplace_back("after a reboot: amdgpu reads its module options when it loads (`sudo reboot`)");
+    if (relogin)
+        lines.emplace_back("after you log out and back in: a running session keeps the groups it started with");
+    return lines;
+}
+
 int apply_patches(Context& ctx, const ApplyRequest& request) {
     const auto format = ctx.format({OutputFormat::text, OutputFormat::json});
     if (!format) return fail(ctx, format.error());
@@ -313,6 +326,8 @@ int apply_patches(Context& ctx, const ApplyRequest& request) {
                            {"skipped", outcome->skipped},
                            {"advisory", advisories(*plan)},
                            {"rollback", rollback.empty() ? nlohmann::json() : nlohmann::json(rollback)},
+                           {"undo", rollback.empty() ? nlohmann::json() : nlohmann::json(rollback)},
+                           {"takes_effect", takes_effect(*plan, prefix)},
                            {"verify", prefix + " doctor"}};
         for (const auto& [k, v] : request.extra.items()) out[k] = v;
         ctx.out.print("{}", json_output(ctx, out));
@@ -324,7 +339,8 @@ int apply_patches(Context& ctx, const ApplyRequest& request) {
     for (const auto& s : outcome->skipped) print_text(ctx, "  already in effect: {}\n", shown_path(*root, s));
     if (const auto adv = advisories(*plan); !adv.empty())
         print_text(ctx, "run these yourself (rmcp never runs them):\n{}", adv);
-    if (!rollback.empty()) print_text(ctx, "undo with: {}\n", rollback);
+    for (const auto& line : takes_effect(*plan, prefix)) print_text(ctx, "takes effect: {}\n", line);
+    if (!rollback.empty()) print_text(ctx, "undo: {}\n", rollback);
     // How to check it worked, on stderr: stdout stays what a script reads.
     ctx.diag.note(fmt::format("verify with: {} doctor", prefix));
     return 0;

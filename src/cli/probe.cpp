@@ -3,6 +3,7 @@
 // `rmcp probe report` for a saved result (docs/probe.md).
 #include "context.hpp"
 #include "json_output.hpp"
+#include "version.hpp"
 
 #include "probe/command.hpp"
 #include "probe/report.hpp"
@@ -13,6 +14,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <ctime>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -43,6 +45,11 @@ void print_progress(Context& ctx, const probe::ProgressEvent& e) {
     if (ctx.options.quiet) return;
     std::string counter = e.total > 0 ? fmt::format("[{}/{}", e.index, e.total) : fmt::format("[{}", e.index);
     if (e.eta_s && e.index < e.total) counter += ", ETA " + clock_time(*e.eta_s);
+    // Bisect: the search's length is not known in advance; the configuration under test's is.
+    if (e.configuration_total > 0) {
+        counter += fmt::format(", {}/{} of this configuration", e.in_configuration, e.configuration_total);
+        if (e.eta_s && e.in_configuration < e.configuration_total) counter += ", ETA " + clock_time(*e.eta_s);
+    }
     counter += "]";
     const std::string config = e.phase == "baseline" ? "" : fmt::format("{} {{{}}} ", e.phase, e.configuration->key());
     // The scenario and its outcome come from the catalogue and the worker: one terminal-safe line.
@@ -89,6 +96,16 @@ int run_probe(Context& ctx, const ProbeOptions& o) {
     request.progress = [&ctx](const probe::ProgressEvent& e) { print_progress(ctx, e); };
     auto outcome = probe::run_probe(std::move(request), ctx.diag);
     if (!outcome) return fail(ctx, outcome.error());
+    // Which rmcp measured it, and when: the page and a saved result carry both (finding 5).
+    outcome->result["rmcp_version"] = std::string(rmcp_version());
+    {
+        const std::time_t now = std::time(nullptr);
+        std::tm utc{};
+        gmtime_r(&now, &utc);
+        char stamp[32];
+        std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &utc);
+        outcome->result["generated_at"] = stamp;
+    }
 
     // Files first (the JSON names what was saved), the result printed in any case; a write
     // that fails is reported after it, so a long run's result is never lost.
@@ -121,7 +138,7 @@ void add_probe_command(CLI::App& app, Context& ctx, Action& action) {
                                             "the fastest configuration that does not fail");
     cmd->add_option("--python", opts->request.python,
                     "Interpreter whose PyTorch is probed (default: $RMCP_PYTHON, else $VIRTUAL_ENV/bin/python, "
-                    "else python3 on PATH)")
+                    "else the one detect found PyTorch for, else python3 on PATH)")
         ->type_name("PY");
     cmd->add_option("--scenario", opts->request.scenarios, "Scenario id or family name (repeatable; default: all)")
         ->type_name("NAME");
@@ -137,6 +154,8 @@ void add_probe_command(CLI::App& app, Context& ctx, Action& action) {
                                      "found by `rmcp env/run --profile probed`")
                          ->expected(0, 1)
                          ->type_name("[FILE]");
+    cmd->add_flag("--allow-cpu", opts->request.allow_cpu,
+                  "With --save: save even when the probe runs on the CPU (it says nothing about the GPU)");
     cmd->add_option("--device", opts->request.device,
                     "auto, cpu or cuda (default auto: cuda when the interpreter's torch sees a GPU, else cpu)")
         ->type_name("DEV");
@@ -161,7 +180,8 @@ void add_probe_command(CLI::App& app, Context& ctx, Action& action) {
     report->add_option("--html", ropts->html, "Write the page to FILE")->type_name("FILE");
     report->callback([&ctx, &action, ropts] { action = [&ctx, ropts] { return run_report(ctx, *ropts); }; });
     cmd->footer("Exit: 0 every scenario passes (with --bisect: a passing configuration was found), 1 failures "
-                "remain (no profile is saved then), 2 usage (also: --save into a missing directory), 3 the "
+                "remain (no profile is saved then), 2 usage (also: --save into a missing directory, --save on the "
+                "CPU without --allow-cpu), 3 the "
                 "interpreter is missing, does not answer the handshake as Python, cannot import torch, or "
                 "--device cuda finds no GPU. See docs/probe.md.");
     // CLI11 runs the parent's callback after a subcommand's: `probe report` keeps its action.

@@ -36,8 +36,7 @@ void print_plan(Context& ctx, OutputFormat format, const std::vector<run::Rung>&
     }
     std::size_t n = 0;
     for (const auto& rung : plan) {
-        print_text(ctx, "attempt {}: profile {}{}\n", ++n, rung.profile.empty() ? "(none)" : rung.profile,
-                   rung.hide_gpu ? " (GPU hidden)" : "");
+        print_text(ctx, "attempt {}: profile {}\n", ++n, run::rung_name(rung));
         for (const auto& c : rung.env) {
             if (c.value) print_text(ctx, "  set {}={}\n", c.name, *c.value);
             else print_text(ctx, "  unset {}\n", c.name);
@@ -59,6 +58,7 @@ int run_command(Context& ctx, run::CommandRequest request) {
     request.executable_dir = executable_dir();
     request.installed_library_dir = installed_library_dir();
     request.open_root = [&ctx] { return ctx.open_root(); };
+    request.rmcp_command = command_prefix(ctx);
     request.json_text = [&ctx](const nlohmann::json& doc) { return json_output(ctx, doc); };
     auto outcome = run::run_command(request, ctx.diag);
     if (!outcome) return fail(ctx, outcome.error());

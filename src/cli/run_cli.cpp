@@ -5,13 +5,16 @@
 
 #include <fmt/format.h>
 
+#include <optional>
 #include <sstream>
+#include <unistd.h>
 
 namespace rmcp::cli {
 
 namespace {
 constexpr const char* k_footer = R"(Exit codes:
-  0  success (doctor: nothing at or above --fail-on; explain: something recognised)
+  0  success (doctor: nothing at or above --fail-on;
+     explain: something recognised)
   1  doctor found problems at or above --fail-on; explain recognised nothing;
      kb lint found problems in the knowledge base
   2  usage error or invalid input
@@ -21,7 +24,7 @@ constexpr const char* k_footer = R"(Exit codes:
   run returns its child's exit code (128+N for signal N)
 
 Environment: RMCP_ROOT (like --root), NO_COLOR, RMCP_DATA_DIR (shipped data).
-See `rmcp help COMMAND [SUBCOMMAND]`, `man rmcp` and docs/ for details.)";
+See `rmcp help COMMAND [SUBCOMMAND]`, `man rmcp` and /usr/share/doc/rmcp/.)";
 
 // The help of `rmcp help WORD...`: the command (or nested subcommand) the words name; null
 // when they name none. CLI11's App::help() would describe the `help` command itself, the
@@ -32,7 +35,7 @@ const CLI::App* help_target(const CLI::App& app, const std::vector<std::string>&
     for (const auto& word : words) {
         const CLI::App* next = nullptr;
         for (const CLI::App* sub : target->get_subcommands({}))
-            if (sub->get_name() == word && sub->get_name() != "help") next = sub;
+            if (sub->get_name() == word && sub->get_name() != "help" && !is_hidden_command(*sub)) next = sub;
         if (!next) return nullptr;
         target = next;
         usage_name += " " + word;
@@ -58,6 +61,7 @@ int parse_and_run(Context& ctx, int argc, char** argv) {
     // Global options may follow the command (`rmcp detect --root DIR`), as the README writes them.
     app.fallthrough();
     app.set_version_flag("--version", "rmcp " + std::string(rmcp_version()));
+    use_rmcp_help_format(app);
 
     app.add_option("--root", ctx.options.root, "Read the system from DIR instead of / (also RMCP_ROOT)")
         ->type_name("DIR");
@@ -68,8 +72,8 @@ int parse_and_run(Context& ctx, int argc, char** argv) {
         ->check(CLI::IsMember({"auto", "always", "never"}))
         ->type_name("WHEN");
     app.add_option("--kb", ctx.options.kb_dir, "Knowledge-base directory (default: the shipped kb/)")->type_name("DIR");
-    auto* quiet = app.add_flag("-q,--quiet", ctx.options.quiet, "Print errors only");
-    app.add_flag("-v,--verbose", ctx.options.verbose, "Print more detail")->excludes(quiet);
+    app.add_flag("-q,--quiet", ctx.options.quiet, "Print only the summary line (or nothing); the exit code tells");
+    app.add_flag("-v,--verbose", ctx.options.verbose, "Also print evidence, reasons and references");
 
     // The command table: one line per command, each defined in its own file.
     Action action;
@@ -87,7 +91,11 @@ int parse_and_run(Context& ctx, int argc, char** argv) {
 
     std::vector<std::string> help_topic;
     bool man = false;
+    // Commands whose stdout is the data asked for: -q never holds it (context.hpp, "-q and -v").
+    for (const char* name : {"env"}) mark_document(app.get_subcommand(name));
     auto* help = app.add_subcommand("help", "List the commands, or show the help of one (rmcp help patch apply)");
+    mark_document(help);
+    help->footer("");  // not the exit-code table rmcp --help ends with (CLI11 copies a parent's footer)
     help->add_option("command", help_topic, "Command, and subcommand, to describe")->type_name("COMMAND");
     help->add_flag("--man", man, "Print the manual page (roff), generated from these definitions");
     help->callback([&] {
@@ -123,31 +131,64 @@ int parse_and_run(Context& ctx, int argc, char** argv) {
     } catch (const CLI::CallForVersion& e) {
         return exit_through(ctx, app, e);
     } catch (const CLI::ParseError& e) {
-        // Parsing stopped part-way: --format may not have been read yet, so look for it.
-        for (int i = 1; i < argc; ++i) {
-            const std::string_view a = argv[i];
+        // Parsing stopped part-way: --format and --color may not have been read yet, so look.
+        std::vector<std::string> args(argv + 1, argv + argc);
+        for (std::size_t i = 0; i < args.size(); ++i) {
+            const std::string_view a = args[i];
             if (a == "--") break;
-            if (a == "--format=json" || (a == "--format" && i + 1 < argc && std::string_view(argv[i + 1]) == "json"))
-                ctx.options.format = "json";
+            const auto value = [&](std::string_view name) -> std::optional<std::string> {
+                if (a.starts_with(std::string(name) + "=")) return std::string(a.substr(name.size() + 1));
+                if (a == name && i + 1 < args.size()) return args[i + 1];
+                return std::nullopt;
+            };
+            if (value("--format") == "json") ctx.options.format = "json";
+            if (const auto c = value("--color")) color = *c;
         }
-        const int code = fail(ctx, Error{"parsing arguments", "", e.what(), ExitCode::usage});
-        ctx.diag.raw("Run 'rmcp --help' for usage.\n");
+        ctx.diag.set_color(use_color(color == "always"  ? ColorMode::always
+                                     : color == "never" ? ColorMode::never
+                                                        : ColorMode::automatic,
+                                     STDERR_FILENO));
+        // CLI11 says what it could not match; the walk through the command tree says which
+        // command it was for, what was probably meant, and which help to read.
+        const auto diagnosis = diagnose_arguments(app, args);
+        std::string cause = !diagnosis.problem.empty()              ? diagnosis.problem
+                            : !diagnosis.missing_subcommand.empty() ? diagnosis.missing_subcommand
+                                                                    : std::string(e.what());
+        const int code = fail(ctx, Error{"parsing arguments", "", cause, ExitCode::usage});
+        ctx.diag.raw(fmt::format("Run '{} --help' for usage.\n", diagnosis.command));
         return code;
     }
 
     ctx.options.color = color == "always"  ? ColorMode::always
                         : color == "never" ? ColorMode::never
                                            : ColorMode::automatic;
+    ctx.diag.set_color(use_color(ctx.options.color, STDERR_FILENO));
+    if (ctx.options.quiet && ctx.options.verbose)
+        return fail(ctx, Error{"parsing arguments", "", "-q and -v contradict each other: give one", ExitCode::usage});
     ctx.diag.set_verbosity(ctx.options.quiet     ? Verbosity::quiet
                            : ctx.options.verbose ? Verbosity::verbose
                                                  : Verbosity::normal);
     if (!action) {
+        // `rmcp` alone: a short usage on stderr and exit 2, as rg does; stdout stays empty.
         if (ctx.options.format == "json")
             return fail(ctx, Error{"parsing arguments", "", "a command is required (rmcp help lists them)",
                                    ExitCode::usage});
-        ctx.out.print("{}", app.help());
+        ctx.diag.raw(short_usage(app));
         return static_cast<int>(ExitCode::usage);
     }
+    // -q holds the text a command prints; only its summary line passes (context.hpp). The
+    // innermost command chosen decides whether its stdout is a document instead.
+    const CLI::App* chosen = &app;
+    for (bool deeper = true; deeper;) {
+        deeper = false;
+        for (const CLI::App* sub : chosen->get_subcommands())
+            if (sub->parsed()) {
+                chosen = sub;
+                deeper = true;
+                break;
+            }
+    }
+    if (ctx.quiet() && ctx.options.format == "text" && !is_document(chosen)) ctx.out.set_held(true);
     return action();
 }
 }  // namespace

@@ -71,7 +71,8 @@ void add_scan_command(CLI::App& app, Context& ctx, Action& action) {
                 }
                 ctx.out.print("{}", json_output(ctx, std::move(out)));
             } else {
-                print_text(ctx, "{}", render::scan_text(report, installations, ctx.options.verbose, ctx.style()));
+                print_text(ctx, "{}", render::scan_text(report, installations, ctx.verbose(), ctx.style()));
+                ctx.summary(render::scan_totals(report));
             }
             for (const auto& p : report.problems) ctx.diag.error(Error{"scanning", p, "", ExitCode::usage});
             return failed ? static_cast<int>(ExitCode::usage) : 0;

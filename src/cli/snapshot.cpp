@@ -27,6 +27,19 @@ void note_omitted(Context& ctx, const SnapshotSummary& s) {
                               s.omitted.size()));
 }
 
+// 10 KiB, 1.5 MiB: binary units, one decimal above 10 units of the smaller one.
+std::string human_size(std::uint64_t bytes) {
+    if (bytes < 1024) return fmt::format("{} bytes", bytes);
+    const char* units[] = {"KiB", "MiB", "GiB"};
+    double value = static_cast<double>(bytes) / 1024.0;
+    std::size_t u = 0;
+    while (value >= 1024.0 && u + 1 < std::size(units)) {
+        value /= 1024.0;
+        ++u;
+    }
+    return value < 10.0 ? fmt::format("{:.1f} {}", value, units[u]) : fmt::format("{:.0f} {}", value, units[u]);
+}
+
 int print_listing(Context& ctx, const SnapshotSummary& s, OutputFormat format) {
     std::uint64_t total = 0;
     for (const auto& e : s.entries) total += e.size;
@@ -43,6 +56,8 @@ int print_listing(Context& ctx, const SnapshotSummary& s, OutputFormat format) {
     }
     for (const auto& e : s.entries) print_text(ctx, "{:>10}  {:<6}  {}\n", e.size, e.kind, e.path);
     for (const auto& o : s.omitted) print_text(ctx, "{:>10}  {:<6}  {} ({})\n", 0, "omit", o.path, o.reason);
+    ctx.summary(
+        fmt::format("{} files ({}) would go in, {} left out", s.entries.size(), human_size(total), s.omitted.size()));
     note_omitted(ctx, s);
     ctx.diag.verbose(fmt::format("{} bytes before compression", total));
     return 0;
@@ -83,12 +98,22 @@ void add_snapshot_command(CLI::App& app, Context& ctx, Action& action) {
                                        "it is a terminal; redirect it, or name a file with -o", ExitCode::usage});
             nlohmann::json stamp = nlohmann::json::object();
             stamp_versions(ctx, stamp);
+            // `-o -`: the archive is stdout, asked for; -q does not hold it.
+            if (args->output == "-") ctx.document_output();
             auto summary = write_snapshot(*root, args->output, stamp);
             if (!summary) return fail(ctx, summary.error());
             note_omitted(ctx, *summary);
             ctx.diag.verbose(fmt::format("wrote {} ({} bytes): {} files, {} links, {} directories, {} metadata records",
                                          args->output, summary->archive_bytes, summary->files, summary->links,
                                          summary->directories, summary->meta_records));
+            if (*format == OutputFormat::text && args->output != "-") {
+                // What to do with it, on stdout (the archive is elsewhere); -q: nothing.
+                print_text(ctx, "wrote {} ({}); attach it to your bug report\n", args->output,
+                           human_size(summary->archive_bytes));
+            } else if (*format == OutputFormat::text) {
+                ctx.diag.note(fmt::format("wrote the snapshot to standard output ({}); attach it to your bug report",
+                                          human_size(summary->archive_bytes)));
+            }
             if (*format == OutputFormat::json)
                 ctx.out.print("{}", json_output(ctx, nlohmann::json{{"schema_version", 1},
                                                                     {"output", args->output},

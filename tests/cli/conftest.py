@@ -20,7 +20,9 @@ class Rmcp:
     user's ~/.cache/rmcp): the first `explain` compiles the kb's Hyperscan database and the
     rest load it, as on a user's machine. Without it every call compiled again, which under
     ASan took 3 to 4 s a call and most of the ASan CLI suite's time (docs/testing.md). Tests
-    of the cache itself set XDG_CACHE_HOME themselves; a test's `env` overrides this one."""
+    of the cache itself set XDG_CACHE_HOME themselves; a test's `env` overrides this one.
+    LANG is C.UTF-8, a user's usual locale: text keeps its glyphs (✓ — →), which a locale that
+    is not UTF-8 gets spelt in ASCII (util/terminal.hpp; tests/cli/test_frame.py)."""
 
     def __init__(self, binary, cache_dir):
         self.binary = binary
@@ -28,7 +30,7 @@ class Rmcp:
 
     def __call__(self, *args, input=None, env=None, check=None, timeout=60):
         full_env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "NO_COLOR": "1",
-                    "RMCP_DATA_DIR": str(REPO), "XDG_CACHE_HOME": str(self.cache_dir)}
+                    "RMCP_DATA_DIR": str(REPO), "XDG_CACHE_HOME": str(self.cache_dir), "LANG": "C.UTF-8"}
         if env:
             full_env.update(env)
         proc = subprocess.run([str(self.binary), *map(str, args)], input=input, env=full_env,
@@ -84,3 +86,12 @@ def is_fixture_name(name):
 
 def fixture_roots():
     return sorted(p for p in FIXTURES.iterdir() if p.is_dir() and is_fixture_name(p.name)) if FIXTURES.exists() else []
+
+
+def target_sorted(targets):
+    """In target order, as scan lists them: generation, minor, stepping (gfx906 < gfx90a < gfx1030),
+    then a target id's features (review finding 21; scan.hpp, target_order_less)."""
+    def key(t):
+        processor, _, features = t.partition(":")
+        return int(processor[3:-2]), int(processor[-2], 16), int(processor[-1], 16), features
+    return sorted(targets, key=key)

@@ -11,13 +11,14 @@ import subprocess
 
 import pytest
 
-from conftest import BUILD
+from conftest import BUILD, REPO
 
 
 def section(help_text, title):
     """The first words of the lines of a --help section ("Options:", "Subcommands:")."""
     lines = help_text.split(title + "\n", 1)[1].split("\n\n", 1)[0].splitlines() if title + "\n" in help_text else []
-    return [line.split()[0] for line in lines if line.startswith("  ") and line.split()]
+    # Two spaces: an entry; more: its description wrapped to 80 columns.
+    return [line.split()[0] for line in lines if line.startswith("  ") and not line.startswith("   ") and line.split()]
 
 
 def command_tree(rmcp, path=()):
@@ -90,6 +91,56 @@ def test_bash_completes_from_the_definitions(rmcp, tmp_path, words, expected):
     assert all(w.startswith(words[-1]) for w in out), (words, out)
 
 
+def bash_complete(rmcp, tmp_path, words):
+    script = tmp_path / "rmcp.bash"
+    script.write_bytes(rmcp("completions", "bash", check=0).stdout)
+    quoted = " ".join("'" + str(w) + "'" for w in words)
+    driver = (f"source {script}\nCOMP_WORDS=({quoted}); COMP_CWORD={len(words) - 1}; COMPREPLY=()\n"
+              "_rmcp\nprintf '%s\\n' \"${COMPREPLY[@]}\"\n")
+    env = {"PATH": "/usr/bin:/bin", "RMCP_DATA_DIR": str(REPO)}
+    return subprocess.run(["bash", "-c", driver], capture_output=True, text=True, check=True, env=env).stdout.split()
+
+
+# Values the binary knows but the definitions do not: completed at TAB time through the
+# hidden `rmcp __complete KIND` (review finding 20). words[0] is the binary under test.
+DYNAMIC_CASES = [
+    (["patch", "apply", "env-"], {"env-rocr-visible-dgpu", "env-override-gfx1030"}),
+    (["patch", "show", ""], {"env-unset-override"}),
+    (["kb", "show", "rdna2-"], {"rdna2-no-override"}),
+    (["env", "--profile", ""], {"default", "miopen-no-gemm", "auto"}),
+    (["run", "--profile", "a"], {"auto"}),
+    (["--format", ""], {"text", "json", "nfd", "prometheus"}),
+    (["probe", "--device", ""], {"auto", "cpu", "cuda"}),
+]
+
+
+@pytest.mark.parametrize("words, expected", DYNAMIC_CASES, ids=lambda v: " ".join(v) if isinstance(v, list) else "")
+def test_bash_completes_ids_profiles_and_values(rmcp, tmp_path, words, expected):
+    out = bash_complete(rmcp, tmp_path, [BUILD / "rmcp", *words])
+    assert expected <= set(out), (words, out)
+    assert all(w.startswith(words[-1]) for w in out), (words, out)
+
+
+def test_complete_lists_what_the_data_holds(rmcp):
+    patches = rmcp("__complete", "patches", check=0).stdout.decode().split()
+    assert patches == sorted(p.stem for p in (REPO / "patches").glob("*.toml"))
+    kb = rmcp("__complete", "kb", check=0).stdout.decode().split()
+    assert set(kb) == {e["id"] for e in rmcp.json("kb", "list")["entries"]}
+
+
+def test_no_option_is_offered_twice(rmcp, tmp_path):
+    for words in (["doctor", "--"], ["patch", "apply", "--"], ["kb", "show", "--"]):
+        out = bash_complete(rmcp, tmp_path, ["rmcp", *words])
+        assert "--help" in out and len(out) == len(set(out)), (words, out)
+
+
+def test_hidden_complete_command_is_not_in_help_man_or_completion(rmcp):
+    assert "__complete" not in rmcp("--help", check=0).stdout.decode()
+    assert "__complete" not in rmcp("help", "--man", check=0).stdout.decode().replace("rmcp __complete", "")
+    script = rmcp("completions", "bash", check=0).stdout.decode()
+    assert "'__complete'" not in script and " __complete)" not in script
+
+
 def test_completions_needs_a_known_shell(rmcp):
     proc = rmcp("completions", "tcsh", check=2)
     assert b"tcsh" in proc.stderr
@@ -101,11 +152,20 @@ def test_help_lists_every_command_with_its_summary(rmcp, tree):
     text = rmcp("help", check=0).stdout.decode()
     assert "Usage: rmcp" in text
     commands = [path[0] for path in tree if len(path) == 1]
-    listed = dict(line.split(None, 1) for line in text.split("Subcommands:\n", 1)[1].split("\n\n")[0].splitlines())
+    listed = {}
+    for line in text.split("Subcommands:\n", 1)[1].split("\n\n")[0].splitlines():
+        if line.startswith("  ") and not line.startswith("    "):
+            name, _, summary = line.strip().partition(" ")
+            listed[name] = summary.strip()
+        else:  # a summary wrapped to 80 columns continues
+            listed[name] += " " + line.strip()
     assert set(commands) <= set(listed), (commands, listed)
     for command in commands:
+        # The list shows a description up to its first ';' (80 columns); the rest is on the
+        # command's own page.
         summary = rmcp(command, "--help", check=0).stdout.decode().splitlines()[0]
-        assert listed[command].strip() == summary, command
+        assert summary.startswith(listed[command].strip()), command
+        assert listed[command].strip() == summary.split(";")[0], command
 
 
 def test_help_of_a_nested_subcommand(rmcp):

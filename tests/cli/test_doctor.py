@@ -31,7 +31,7 @@ import tomllib
 
 import pytest
 
-from conftest import FIXTURES, GOLDEN, REPO, unversioned
+from conftest import FIXTURES, GOLDEN, REPO, target_sorted, unversioned
 
 sys.path.insert(0, str(FIXTURES))
 import make_libraries  # noqa: E402
@@ -400,7 +400,7 @@ def test_fixture_libraries_scan_as_generated(rmcp):
             if kind == "torch":
                 assert p.read_bytes() == make_libraries.host_library(targets), p
                 out = json.loads(rmcp("scan", p, "--format", "json").stdout)
-                assert out["files"][0]["targets"] == sorted(targets), p
+                assert out["files"][0]["targets"] == target_sorted(targets), p
                 assert out["files"][0]["warnings"] == [] and out["files"][0]["kind"] == "host-elf"
                 assert p.stat().st_size < 4096
             else:
@@ -469,3 +469,30 @@ def test_pcie_atomics_needs_kfd(rmcp, tmp_path):
     meta = root / ".rmcp-meta"
     meta.write_text("".join(l for l in meta.read_text().splitlines(True) if "/dev/kfd" not in l))
     assert not any(k.startswith("pcie-atomics-rejected") for k in finding_keys(doctor_json(rmcp, root)[0]))
+
+
+def test_node_inputs_bad_files_are_warnings_naming_the_file(rmcp, tmp_path):
+    """Issue 32: the probe result and incident reports doctor's metrics read (inside --root) may
+    be anything; a bad one is a warning with its path and cause, the metrics are still written
+    and say "no probe", and nothing is read outside the root."""
+    root = tmp_path / "root"
+    shutil.copytree(FIXTURES / "rx7900xtx-healthy", root, symlinks=True)
+    write(root / "var/lib/rmcp/probe-result.json", '{"configurations": 7}')
+    write(root / "var/lib/rmcp/incidents/20260101T000000Z-1.json", "not json")
+    write(root / "var/lib/rmcp/incidents/20260101T000001Z-2.json",
+          '{"kind": "rmcp-run-incident", "classification": "stall", "attempts": []}')
+    # The same names outside the root: never read.
+    write(tmp_path / "var/lib/rmcp/probe-result.json", "{}")
+    out = tmp_path / "rmcp.prom"
+    proc = rmcp("--root", root, "doctor", "--format", "prometheus", "--probe-result", "/var/lib/rmcp/probe-result.json",
+                "--incidents", "/var/lib/rmcp/incidents", "-o", out)
+    assert proc.returncode == 0, proc.stderr
+    err = proc.stderr.decode()
+    assert "probe-result.json" in err and "20260101T000000Z-1.json" in err, err
+    lines = out.read_text().splitlines()
+    assert 'rmcp_probe_result_present{path="/var/lib/rmcp/probe-result.json"} 0' in lines
+    assert 'rmcp_run_incidents_total{classification="stall"} 1' in lines
+    assert "rmcp_run_incident_reports_unreadable 1" in lines
+    nfd = rmcp("--root", root, "doctor", "--format", "nfd", "--probe-result", "/var/lib/rmcp/probe-result.json")
+    assert nfd.returncode == 0 and "rmcp.probe_passed=false" in nfd.stdout.decode().splitlines()
+    assert "20260101T000000Z-1.json" not in nfd.stderr.decode(), "nfd reads no incident reports"

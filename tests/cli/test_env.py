@@ -1,9 +1,10 @@
 """`rmcp env`: profiles printed for eval, safely quoted."""
+import json
 import subprocess
 
 import pytest
 
-from conftest import FIXTURES
+from conftest import FIXTURES, REPO
 
 HOME = "/home/tester"
 
@@ -177,3 +178,68 @@ def test_auto_adds_the_env_fixes_of_findings(rmcp):
     # A variable one fix sets is not unset by another finding's fix.
     if "HSA_OVERRIDE_GFX_VERSION_2=" in out:
         assert "unset HSA_OVERRIDE_GFX_VERSION_2\n" not in out
+
+
+# --- do no harm (newcomer review, finding 3) ---------------------------------------------------
+# `auto` hides GPUs only where detect positively finds an AMD GPU that cannot be used; with no
+# AMD GPU at all (a VM, a container without devices, an NVIDIA machine) it changes nothing, so
+# `rt.enable()` in shared training code or `rmcp run --profile auto` on a CUDA box never turns
+# the working GPU off. The class, over every fixture root: no AMD GPU → nothing printed.
+
+def every_root():
+    roots = [p for p in sorted(FIXTURES.iterdir()) if p.is_dir() and (p / "sys").exists()]
+    healthy = FIXTURES / "healthy"
+    roots += [p for p in sorted(healthy.iterdir()) if p.is_dir() and (p / "sys").exists()]
+    return roots
+
+
+def test_auto_changes_nothing_where_detect_finds_no_amd_gpu(rmcp):
+    checked = []
+    for root in every_root():
+        if rmcp.json("--root", root, "detect", env={"HOME": HOME})["gpus"]:
+            continue
+        proc = rmcp("--root", root, "env", "--profile", "auto", env={"HOME": HOME}, check=0)
+        assert proc.stdout == b"", (root.name, proc.stdout)
+        plan = json.loads(rmcp("--root", root, "run", "--profile", "auto", "--dry-run", "--format", "json", "--",
+                               "true", env={"HOME": HOME}, check=0).stdout)
+        assert plan["attempts"][0]["env"] == [] and plan["attempts"][0]["hide_gpu"] is False, (root.name, plan)
+        checked.append(root.name)
+    # The no-GPU and the NVIDIA-only machines are among them.
+    assert {"no-amdgpu", "nvidia-only-cuda-desktop"} <= set(checked), checked
+
+
+def test_auto_never_hides_the_gpus_of_another_vendor(rmcp):
+    """An NVIDIA dGPU next to an AMD iGPU (laptop-780m-nvidia-cuda): whatever auto does for the
+    AMD GPU, CUDA_VISIBLE_DEVICES is never touched."""
+    root = FIXTURES / "healthy" / "laptop-780m-nvidia-cuda"
+    out = rmcp("--root", root, "env", "--profile", "auto", env={"HOME": HOME}, check=0).stdout.decode()
+    assert "CUDA_VISIBLE_DEVICES" not in out, out
+
+
+def test_torch_enable_leaves_the_environment_alone_without_an_amd_gpu(rmcp, tmp_path):
+    """python/rmcp/torch enable() with its default profile='auto', on the NVIDIA-only machine."""
+    code = ("import json, os, warnings\n"
+            "warnings.simplefilter('ignore')\n"
+            "import rmcp.torch as rt\n"
+            "before = dict(os.environ)\n"
+            "rt.enable()\n"
+            "after = dict(os.environ)\n"
+            "print(json.dumps(sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))))\n")
+    env = {"PATH": "/usr/bin:/bin", "HOME": HOME, "RMCP_BIN": str(rmcp.binary), "RMCP_DATA_DIR": str(REPO),
+           "RMCP_ROOT": str(FIXTURES / "healthy" / "nvidia-only-cuda-desktop"), "PYTHONPATH": str(REPO / "python"),
+           "CUDA_VISIBLE_DEVICES": "0", "XDG_CACHE_HOME": str(tmp_path)}
+    proc = subprocess.run(["/usr/bin/python3", "-c", code], env=env, capture_output=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr.decode()[-2000:]
+    changed = json.loads(proc.stdout.decode().strip().splitlines()[-1])
+    assert not [k for k in changed if k.endswith("VISIBLE_DEVICES") or k.startswith("HSA_")], changed
+
+
+def test_env_without_a_profile_says_so(rmcp, tmp_path):
+    """Newcomer review, finding 13: `rmcp env` with nothing to print was silent."""
+    root = tmp_path / "root"
+    root.mkdir()
+    proc = rmcp("--root", root, "env", env={"HOME": HOME}, check=0)
+    assert proc.stdout == b""
+    assert proc.stderr.decode().startswith("rmcp: note: no profile applied: ")
+    quiet = rmcp("-q", "--root", root, "env", env={"HOME": HOME}, check=0)
+    assert quiet.stdout == b"" and quiet.stderr == b""

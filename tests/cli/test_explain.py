@@ -43,7 +43,7 @@ def test_every_corpus_log_is_in_the_manifest():
 def test_corpus_log_gives_expected_entries_categories_and_lines(rmcp, log):
     expects = log.get("expect", [])
     proc, out = explain_json(rmcp, LOGS / log["file"])
-    assert out["schema_version"] == 1
+    assert out["schema_version"] == 2  # 2: `next`, `check`, `fixes` as ids (issue 30)
     if not expects:
         assert proc.returncode == 1, proc.stderr
         assert out["problems"] == []
@@ -94,9 +94,30 @@ def test_text_output_names_entry_location_excerpt_and_fix(rmcp):
     assert text.startswith("1. rdna2-miopen-gemm-bwd-fault [miopen-failure]")
     assert "miopen-failure-gemm-bwd-fault.log:21" in text
     assert "> 21 | Memory access fault by GPU node-1" in text
-    assert "fix: env-miopen-no-gemm" in text
-    assert "context 'MIOpen'" in text
+    # One vocabulary with doctor (issue 30): the command to run next, severity in capitals;
+    # the ranking reasons only under -v.
+    assert "next: rmcp patch apply env-miopen-no-gemm\n" in text
+    assert "fix: " not in text
+    assert "] CRITICAL, " in text
+    assert "why here:" not in text
     assert proc.stderr == b""
+    verbose = rmcp("-v", "explain", "--no-facts", LOGS / "miopen-failure-gemm-bwd-fault.log", check=0).stdout.decode()
+    assert "context 'MIOpen'" in verbose
+    assert "why here:" in verbose
+
+
+def test_next_names_the_root_and_json_uses_next(rmcp):
+    log = LOGS / "miopen-failure-gemm-bwd-fault.log"
+    root = FIXTURES / "rx6600-gfx1032"
+    text = rmcp("--root", root, "explain", log, check=0).stdout.decode()
+    assert f"next: rmcp --root {root} patch apply env-miopen-no-gemm\n" in text
+    doc = json.loads(rmcp("--root", root, "--format", "json", "explain", log, check=0).stdout)
+    first = doc["problems"][0]
+    assert first["next"] == f"rmcp --root {root} patch apply env-miopen-no-gemm"
+    assert first["fixes"][0] == "env-miopen-no-gemm" and "env-miopen-no-gemm" in first["costs"]
+    for problem in doc["problems"]:
+        assert "next_step" not in problem
+        assert problem["next"] is None or isinstance(problem["next"], str)
 
 
 def test_crlf_and_ansi_do_not_reach_the_excerpt(rmcp):
@@ -156,6 +177,10 @@ def test_unreadable_log_is_exit_2_with_the_one_message_shape(rmcp, tmp_path):
     missing = tmp_path / "nope.log"
     proc = rmcp("explain", "--no-facts", missing, check=2)
     assert proc.stderr.decode() == f"rmcp: error: reading {missing}: No such file or directory\n"
+    # Only the error: a log that was never read is not "no known problem" (newcomer finding 2).
+    assert proc.stdout == b""
+    proc = rmcp("explain", missing, check=2)  # with facts too
+    assert proc.stdout == b""
     proc = rmcp("explain", "--no-facts", tmp_path, check=2)
     assert f"rmcp: error: reading {tmp_path}: Is a directory" in proc.stderr.decode()
 

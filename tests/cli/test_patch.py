@@ -5,6 +5,7 @@ RMCP_TEST_KILL_AFTER_STEP (docs/patches.md), honoured only under a --root other 
 """
 import fcntl
 import hashlib
+import json
 import os
 import pathlib
 import shutil
@@ -445,3 +446,28 @@ def test_clean_library_path_keeps_non_rocm_entries(rmcp, tmp_path):
         b"LD_LIBRARY_PATH=/opt/rocm-6.2/lib:/usr/local/lib:/custom/rocm/lib64:/opt/rocm/lib\0ROCM_PATH=/custom/rocm\0")
     out = patch(rmcp, root, "plan", "env-clean-library-path", check=0).stdout.decode()
     assert "+export LD_LIBRARY_PATH='/usr/local/lib'" in out and "+unset ROCM_PATH" in out
+
+
+def test_apply_says_how_it_takes_effect_and_how_to_undo(rmcp, tmp_path):
+    """Newcomer review, finding 13: after `patch apply` the shell is unchanged; the output says
+    how the change reaches programs, then how to undo it, in text and JSON."""
+    root = tmp_path / "root"
+    shutil.copytree(FIXTURES / "rx6700xt-gfx1031", root, symlinks=True)
+    proc = rmcp("--root", root, "patch", "apply", "--yes", "env-override-same-family", env={"HOME": HOME}, check=0)
+    lines = proc.stdout.decode().splitlines()
+    assert lines[-2] == (f"takes effect: for commands started with `rmcp --root {root} run -- CMD`; in a shell once "
+                         f"you run `eval \"$(rmcp --root {root} env)\"` (this shell is unchanged until then)")
+    assert lines[-1].startswith(f"undo: rmcp --root {root} patch rollback ")
+    doc = json.loads(rmcp("--root", root, "--format", "json", "patch", "apply", "--yes", "env-miopen-no-gemm",
+                          env={"HOME": HOME}, check=0).stdout)
+    assert doc["undo"] == doc["rollback"] and doc["undo"].startswith(f"rmcp --root {root} patch rollback ")
+    assert len(doc["takes_effect"]) == 1 and "run -- CMD" in doc["takes_effect"][0]
+
+
+def test_the_plan_says_what_the_env_diff_does(rmcp):
+    """The summary named the patch's nine unsets while the diff exported the derived value."""
+    out = rmcp("--root", FIXTURES / "rx6700xt-gfx1031", "patch", "plan", "env-override-same-family",
+               env={"HOME": HOME}, check=0).stdout.decode()
+    assert ("profile.env: export HSA_OVERRIDE_GFX_VERSION='10.3.0'; unset HSA_OVERRIDE_GFX_VERSION_0 … "
+            "HSA_OVERRIDE_GFX_VERSION_8 (9 variables)") in out
+    assert "+export HSA_OVERRIDE_GFX_VERSION='10.3.0'" in out

@@ -5,6 +5,7 @@ docs/probe.md), conditioned on the configuration's environment like the real one
 scenarios here are tiny so that a child costs about the interpreter's start-up.
 """
 import json
+import re
 import math
 import os
 import pathlib
@@ -105,10 +106,22 @@ def test_unknown_scenario_is_a_usage_error(rmcp, catalogue):
     assert proc.stderr.decode().startswith("rmcp: error: selecting scenario no-such-thing: no such scenario")
 
 
+DEBIAN_TORCH = pathlib.Path("/usr/lib/python3/dist-packages/torch")
+
+
+def detect_hint():
+    """What a failed interpreter's error adds on a machine where detect finds Debian's PyTorch
+    (newcomer review, finding 6); this machine's facts decide, as they decide for the user."""
+    if not (DEBIAN_TORCH / "version.py").exists():
+        return ""
+    version = re.search(r"__version__ = '([^']+)'", (DEBIAN_TORCH / "version.py").read_text()).group(1)
+    return f"; detect found PyTorch {version} for /usr/bin/python3: try --python /usr/bin/python3"
+
+
 def test_missing_python_exits_3(rmcp, catalogue):
     proc = rmcp("probe", "--python", "/nonexistent/python3", "--catalogue", catalogue, check=3)
     assert proc.stderr.decode() == ("rmcp: error: starting the probe worker with /nonexistent/python3: "
-                                    "No such file or directory\n")
+                                    f"No such file or directory{detect_hint()}\n")
     assert proc.stdout == b""
 
 
@@ -120,13 +133,13 @@ def test_python_without_torch_exits_3(rmcp, catalogue, tmp_path):
     proc = rmcp("probe", "--python", fake, "--catalogue", catalogue, "--quick", check=3)
     assert proc.stderr.decode() == (f"rmcp: error: checking the interpreter {fake}: Python "
                                     f"{'.'.join(map(str, sys.version_info[:3]))}: import torch failed: "
-                                    "No module named 'torch'\n")
+                                    f"No module named 'torch'{detect_hint()}\n")
     assert proc.stdout == b""
 
 
 def test_corrupted_result_is_a_failure(rmcp, catalogue, tmp_path):
     save = tmp_path / "probed.toml"
-    proc = probe(rmcp, catalogue, "--quick", "--format", "json", "--save", save,
+    proc = probe(rmcp, catalogue, "--quick", "--format", "json", "--save", save, "--allow-cpu",
                  inject={"faults": [{"failure": "wrong"}]}, check=1)
     out = json.loads(proc.stdout)
     (result,) = out["configurations"][0]["results"]
@@ -151,7 +164,8 @@ def test_bisect_finds_one_culprit_and_saves_profile_and_fault_map(rmcp, catalogu
     inject = {"faults": [{"failure": "crash", "scenarios": ["tiny-*-bwd-data-*"],
                           "unless": {"MIOPEN_DEBUG_CONV_GEMM": "0"}}]}
     save = tmp_path / "probed.toml"
-    proc = probe(rmcp, catalogue, "--bisect", "--format", "json", "--save", save, inject=inject, check=0)
+    proc = probe(rmcp, catalogue, "--bisect", "--format", "json", "--save", save, "--allow-cpu", inject=inject,
+                 check=0)
     out = json.loads(proc.stdout)
     baseline = {r["scenario"]: r for r in out["configurations"][0]["results"]}
     crash = baseline["tiny-b2-bwd-data-fp32"]
@@ -266,7 +280,7 @@ def test_hanging_interpreter_exits_3_after_the_handshake_limit(rmcp, catalogue, 
     hung.chmod(0o755)
     proc = rmcp("probe", "--python", hung, "--catalogue", catalogue, "--timeout", "300", check=3, timeout=60)
     assert proc.stderr.decode() == (f"rmcp: error: checking the interpreter {hung}: no answer within 5 s: "
-                                    "is it a Python 3 interpreter?\n")
+                                    f"is it a Python 3 interpreter?{detect_hint()}\n")
 
 
 def test_save_into_a_missing_directory_fails_before_the_suite(rmcp, catalogue, tmp_path):
@@ -288,12 +302,69 @@ def test_save_into_a_missing_directory_fails_before_the_suite(rmcp, catalogue, t
 def test_no_profile_when_no_configuration_passed(rmcp, catalogue, tmp_path):
     save = tmp_path / "probed.toml"
     inject = {"faults": [{"failure": "error", "scenarios": ["tiny-*-fwd-*"]}]}
-    proc = probe(rmcp, catalogue, "--bisect", "--quick", "--save", save, inject=inject, check=1)
+    proc = probe(rmcp, catalogue, "--bisect", "--quick", "--save", save, "--allow-cpu", inject=inject, check=1)
     map_path = tmp_path / "probed.faultmap.json"
     assert not save.exists()
     assert (f"rmcp: error: saving profile {save}: no configuration passed every scenario; no profile written "
             f"(the default configuration's failures are in {map_path})\n") in proc.stderr.decode()
     assert [f["scenario"] for f in json.loads(map_path.read_text())["faults"]] == ["tiny-b2-fwd-fp32"]
+
+
+# ---------------------------------------------------------------- the CPU (newcomer review, findings 5, 6, 23)
+
+def test_save_on_the_cpu_needs_allow_cpu(rmcp, catalogue, tmp_path):
+    save = tmp_path / "probed.toml"
+    proc = probe(rmcp, catalogue, "--quick", "--save", save, check=2)
+    assert proc.stderr.decode().endswith(
+        f"rmcp: error: saving a profile to {save}: the probe runs on the CPU, which says nothing about your GPU; "
+        "pass --allow-cpu to save it anyway\n")
+    assert proc.stdout == b"" and not save.exists() and not (tmp_path / "probed.faultmap.json").exists()
+
+
+def test_a_cpu_probe_says_so_first_and_the_page_is_stamped(rmcp, catalogue, tmp_path):
+    page = tmp_path / "p.html"
+    proc = probe(rmcp, catalogue, "--quick", "--html", page, check=0)
+    text = proc.stdout.decode()
+    assert text.startswith("Probed the CPU; this says nothing about your GPU\n"), text
+    assert "all 2 scenarios pass" in text or "the 1 scenario passes" in text, text
+    assert "scenarios fail" not in text
+    html = page.read_text()
+    assert 'class="verdict cpu" id="verdict">Probed the CPU; this says nothing about your GPU (' in html
+    assert re.search(r'<p class="stamp">rmcp [^,<]+, \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ</p>', html), html[:2000]
+    assert "1 configuration," in html and "1 configurations" not in html
+
+
+def test_bisect_names_its_configuration_and_what_to_do_next(rmcp, catalogue, tmp_path):
+    inject = {"faults": [{"failure": "crash", "scenarios": ["tiny-*-fwd-*"], "unless": {"MIOPEN_DEBUG_CONV_GEMM": "0"}}]}
+    page = tmp_path / "b.html"
+    save = tmp_path / "probed.toml"
+    proc = probe(rmcp, catalogue, "--bisect", "--quick", "--device", "cpu", "--html", page, "--save", save,
+                 "--allow-cpu", inject=inject, check=0)
+    assert "  next: rmcp run --profile probed -- python train.py\n" in proc.stdout.decode(), proc.stdout
+    assert "every scenario passes: miopen-no-gemm" in page.read_text()
+    # Bisect progress counts within the configuration under test (the search's length is open).
+    search = [l for l in proc.stderr.decode().splitlines() if " search {" in l or " verify {" in l]
+    assert search and all(re.match(r"\[\d+, \d+/\d+ of this configuration(, ETA \d+:\d\d)?\] ", l) for l in search), search
+    unsaved = probe(rmcp, catalogue, "--bisect", "--quick", "--device", "cpu", inject=inject, check=0)
+    # On the CPU nothing is worth saving, so no --save advice either.
+    assert "next:" not in unsaved.stdout.decode()
+
+
+def test_probe_without_python_uses_the_interpreter_detect_found(rmcp, catalogue, tmp_path):
+    """`python3` on PATH without torch (the reviewer's pyenv shim): probe takes the interpreter
+    detect found PyTorch for, and says which."""
+    if not (DEBIAN_TORCH / "version.py").exists():
+        pytest.skip("detect finds no Debian PyTorch on this machine")
+    shims = tmp_path / "shims"
+    shims.mkdir()
+    fake = shims / "python3"
+    fake.write_text(f"#!/bin/sh\nexec {PYTHON} -S \"$@\"\n")
+    fake.chmod(0o755)
+    proc = rmcp("probe", "--catalogue", catalogue, "--quick", "--repeat", "1", "--warmup", "0",
+                env={"PATH": f"{shims}:/usr/bin:/bin"}, check=0, timeout=120)
+    err = proc.stderr.decode()
+    assert "rmcp: note: probing /usr/bin/python3: detect found PyTorch " in err, err
+    assert f"for it in {DEBIAN_TORCH} (--python chooses another)" in err, err
 
 
 # ---------------------------------------------------------------- --device auto
@@ -422,7 +493,7 @@ def test_save_without_a_file_writes_where_env_and_run_find_it(rmcp, catalogue, t
     home.mkdir()
     env = {"HOME": str(home)}
     rmcp("probe", "--python", PYTHON, "--catalogue", catalogue, "--repeat", "2", "--warmup", "1", "--quick",
-         "--save", env=env, check=0, timeout=120)
+         "--allow-cpu", "--save", env=env, check=0, timeout=120)
     saved = home / ".config/rmcp/profiles/probed.toml"
     assert tomllib.loads(saved.read_text())["name"] == "probed"
     out = rmcp("env", "--profile", "probed", env=env, check=0).stdout.decode()

@@ -147,7 +147,8 @@ def test_report_renders_a_saved_result_as_the_same_page(rmcp, probed):
     proc = rmcp("probe", "report", where / "result.json", "--html", again, check=0)
     live, saved = Page(page.read_text()), Page(again.read_text())
     assert live.cells == saved.cells
-    assert proc.stdout.decode().startswith("device: cpu  torch ")  # not a terminal: the list
+    # On the CPU the headline says so first (newcomer review, finding 5); not a terminal: the list.
+    assert proc.stdout.decode().startswith("Probed the CPU; this says nothing about your GPU\ndevice: cpu  torch ")
 
 
 def test_report_on_a_terminal_shows_the_grid(rmcp, probed):

@@ -195,7 +195,7 @@ def test_gpu_fault_sigabrt_is_134_with_report(tmp_path):
     # Relay first: the partial line reaches stdout unchanged.
     assert proc.stdout == b"epoch 1 step 10 loss 0.693\nepoch 1 step 20 loss 0.412"
     assert b"Memory access fault by GPU node-1" in proc.stderr
-    assert b"rmcp: note: attempt 1 (no profile): killed by SIGABRT (exit 134)" in proc.stderr
+    assert b"rmcp: note: attempt 1 (profile default): killed by SIGABRT (exit 134)" in proc.stderr
     assert b"recognised memory-access-fault [gpu-memory-fault]" in proc.stderr
     doc = json.loads(report.read_text())
     assert doc["schema_version"] == 1
@@ -326,6 +326,42 @@ def test_fallback_cpu_makes_the_last_attempt_hide_the_gpu(tmp_path):
     assert [a["hide_gpu"] for a in doc["attempts"]] == [False, True]
     assert [a["exit_code"] for a in doc["attempts"]] == [134, 0]
     assert seen.read_text().splitlines()[1].endswith("HIP_VISIBLE_DEVICES=")
+
+
+def test_crash_summary_ranks_like_explain_dedups_and_ends_with_next(tmp_path):
+    """Newcomer review, finding 10: the retry note names the specific cause, not a family; the
+    summary lists each problem once (families hidden behind the specific entry), quotes the
+    line once, and ends with the command to run next and `rmcp explain <incident>`; the
+    profile has one name in --dry-run, the retry notes and the summary."""
+    proc = rmcp_run(tmp_path, "--retries", 2, "--fallback", "cpu", "--", child("aperture_fault.sh"))
+    assert proc.returncode == 134
+    notes = [l for l in proc.stderr.decode().splitlines() if l.startswith("rmcp: ")]
+    assert notes[0] == ("rmcp: note: attempt 1 under profile default ended with signal 6 (memory-access-fault); "
+                        "retrying under profile miopen-no-gemm (attempt 2 of 3)"), notes
+    assert "attempt 1 (profile default): killed by SIGABRT (exit 134)" in notes[2]
+    assert not any("family-" in l for l in notes), notes
+    recognised = [l for l in notes if "recognised" in l]
+    assert recognised == ["rmcp: note: recognised memory-access-fault [gpu-memory-fault] in every attempt: "
+                          "ROCr: Memory access fault by GPU"], notes
+    assert sum("HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION" in l for l in notes) == 1, notes
+    incident = incident_files(tmp_path)[0]
+    assert notes[-3] == f"rmcp: note: incident report: {incident}"
+    assert notes[-2] == "rmcp: note: next: rmcp patch apply env-serialize-kernels"
+    assert notes[-1] == f"rmcp: note: more: rmcp explain {incident}"
+    # The same name for the same first attempt everywhere.
+    plain = rmcp_run(tmp_path, "--dry-run", "--", "true")
+    assert plain.stdout.startswith(b"attempt 1: profile default\n")
+    single = rmcp_run(tmp_path, "--", child("aperture_fault.sh"))
+    assert b"rmcp: note: attempt 1 (profile default): killed by SIGABRT" in single.stderr
+
+
+def test_a_run_a_retry_saved_names_the_profile_to_start_under(tmp_path):
+    seen = tmp_path / "attempts.txt"
+    proc = rmcp_run(tmp_path, "--profile", "miopen-no-gemm", "--retries", 1, "--fallback", "cpu", "--",
+                    child("gpu_fault_unless_cpu.sh"), seen)
+    assert proc.returncode == 0, proc.stderr
+    assert (f"rmcp: note: next: rmcp run --profile cpu -- {child('gpu_fault_unless_cpu.sh')} {seen}"
+            in proc.stderr.decode()), proc.stderr
 
 
 def test_unknown_profile_is_a_usage_error(tmp_path):

@@ -9,6 +9,8 @@ import subprocess
 
 import pytest
 
+from conftest import target_sorted
+
 ROCRAND = pathlib.Path("/usr/lib/x86_64-linux-gnu/librocrand.so.1.1")
 HSA = pathlib.Path("/usr/lib/x86_64-linux-gnu/libhsa-runtime64.so.1.5.0")
 # 1.3 GB: not installed by scripts/setup.sh (CI skips this one); `apt install librocsparse0`.
@@ -78,7 +80,7 @@ def test_hipcc_library_targets_offsets_sizes(rmcp, hip_build):
     assert doc["schema_version"] == 1
     (f,) = doc["files"]
     assert f["kind"] == "host-elf"
-    assert f["targets"] == sorted(ARCHS)
+    assert f["targets"] == target_sorted(ARCHS)
     assert f["warnings"] == []
     # Offsets are absolute in the library: .hip_fatbin's file offset plus the entry offset.
     section_offset = int(subprocess.run(["readelf", "-SW", str(lib)], capture_output=True, text=True).stdout
@@ -111,7 +113,7 @@ def test_rocrand_matches_roc_obj_ls(rmcp):
     (f,) = scan_json(rmcp, ROCRAND)["files"]
     theirs = roc_obj_ls(ROCRAND)
     assert [(e["id"], e["offset"], e["size"]) for e in f["entries"]] == theirs
-    device = sorted({row[0].split("--", 1)[1] for row in theirs if not row[0].startswith("host")})
+    device = target_sorted({row[0].split("--", 1)[1] for row in theirs if not row[0].startswith("host")})
     assert f["targets"] == device
     assert len(device) == 7 and "gfx1030" in device and "gfx90a:xnack+" in device
 
@@ -123,7 +125,7 @@ def test_rocsparse_matches_roc_obj_ls(rmcp):
     theirs = roc_obj_ls(ROCSPARSE)
     assert [(e["id"], e["offset"], e["size"]) for e in f["entries"]] == theirs
     assert f["bundles"] == 111 and len(theirs) == 888
-    assert f["targets"] == sorted({row[0].split("--", 1)[1] for row in theirs if not row[0].startswith("host")})
+    assert f["targets"] == target_sorted({row[0].split("--", 1)[1] for row in theirs if not row[0].startswith("host")})
 
 
 @pytest.mark.skipif(not HSA.exists(), reason="libhsa-runtime64-1 is not installed")
@@ -159,11 +161,11 @@ def test_sweep_finds_bundles_in_data_sections_and_relocated_data_with_deep(rmcp,
         assert section in subprocess.run(["readelf", "-SW", str(obj)], capture_output=True, text=True).stdout
         objs[section] = obj
     (f,) = scan_json(rmcp, objs[".rodata"])["files"]
-    assert f["kind"] == "host-elf" and f["targets"] == sorted(ARCHS)
+    assert f["kind"] == "host-elf" and f["targets"] == target_sorted(ARCHS)
     (g,) = scan_json(rmcp, objs[".data.rel.ro"])["files"]
     assert g["targets"] == []
     (h,) = scan_json(rmcp, "--deep", objs[".data.rel.ro"])["files"]
-    assert h["targets"] == sorted(ARCHS)
+    assert h["targets"] == target_sorted(ARCHS)
 
 
 def write(path, data):
@@ -193,14 +195,14 @@ def test_hostile_files_warn_and_continue(rmcp, tmp_path, hip_build):
     doc = json.loads(proc.stdout)
     by_name = {pathlib.Path(f["path"]).name: f for f in doc["files"]}
     assert set(by_name) == set(cases) | {"ok.co"}
-    assert by_name["ok.co"]["targets"] == sorted(ARCHS)
+    assert by_name["ok.co"]["targets"] == target_sorted(ARCHS)
     stderr = proc.stderr.decode()
     for name in ["huge_count.co", "bad_offset.co", "truncated.co", "ccob_truncated.co", "ccob_bad_method.co",
                  "elf_bad_shoff.so"]:
         assert by_name[name]["warnings"], name
         assert f"{name} at offset " in stderr, name
     # Only the host entry's offset was spoiled: every device entry is still reported.
-    assert by_name["bad_offset.co"]["targets"] == sorted(ARCHS)
+    assert by_name["bad_offset.co"]["targets"] == target_sorted(ARCHS)
 
 
 def test_missing_path_is_usage_error(rmcp, tmp_path):
@@ -232,8 +234,8 @@ def test_coverage_against_detected_gpus(rmcp, tmp_path, hip_build):
     root = make_root(tmp_path, lib, [100301, 100100, 110000])
     doc = scan_json(rmcp, "--root", root, env={"HOME": "/nonexistent"})
     libs = doc["libraries"]
-    assert libs["rocblas"]["targets"] == sorted(ARCHS)
-    assert libs["rocblas_tensile"]["targets"] == ["gfx1030", "gfx906"]
+    assert libs["rocblas"]["targets"] == target_sorted(ARCHS)
+    assert libs["rocblas_tensile"]["targets"] == ["gfx906", "gfx1030"]
     assert libs["miopen_kdb"]["targets"] == ["gfx1030"]
     rows = {(c["gpu_target"], c["library"]): c for c in libs["coverage"]}
     c = rows[("gfx1031", "rocblas_tensile")]

@@ -27,7 +27,10 @@ def unpack(archive, dest):
 def test_unpacked_snapshot_gives_same_facts(rmcp, tmp_path, root):
     archive = tmp_path / "snap.tar.gz"
     proc = rmcp("snapshot", "-o", archive, "--root", root, check=0)
-    assert proc.stdout == b""
+    # What to do with it, one line (review finding 22); -q: nothing.
+    assert re.fullmatch(rf"wrote {re.escape(str(archive))} \([0-9.]+ (KiB|MiB|bytes)\); attach it to your bug report\n",
+                        proc.stdout.decode()), proc.stdout
+    assert rmcp("-q", "snapshot", "-o", archive, "--root", root, check=0).stdout == b""
     members = unpack(archive, tmp_path / "unpacked")
     assert ".rmcp-meta" in members and "facts.json" in members
     original = rmcp.json("detect", "--root", root)

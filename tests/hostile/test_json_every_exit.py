@@ -31,6 +31,8 @@ def all_commands(binary, prefix=()):
     names = []
     if "\nSubcommands:\n" in text:
         for line in text.split("\nSubcommands:\n", 1)[1].splitlines():
+            if line.startswith("   "):
+                continue  # a summary wrapped to 80 columns
             m = re.match(r"^  ([a-z][a-z0-9-]*)\s", line)
             if not m:
                 break

@@ -56,7 +56,7 @@ WRITERS = [
            file_name="index.md"),
     Writer("probe report --html", lambda t, h: ["probe", "report", h["result"], "--html", t], needs_result=True),
     Writer("probe --html", lambda t, h: probe_args(h, "--html", t), probe=True),
-    Writer("probe --save", lambda t, h: probe_args(h, "--save", t), probe=True),
+    Writer("probe --save", lambda t, h: probe_args(h, "--allow-cpu", "--save", t), probe=True),
 ]
 
 
@@ -256,3 +256,35 @@ def test_dash_is_standard_output_only_where_it_makes_sense(rmcp, tmp_path, monke
     rmcp("--root", HEALTHY, "doctor", "-o", "./-", check=0)
     assert (tmp_path / "-").is_file()
     assert sorted(os.listdir(tmp_path)) == ["-"]
+
+
+# The writers that open a --root, where the test-only pause before the rename is honoured
+# (kb render and probe report open none; the writer they share is util/atomic_file.cpp, whose
+# unit test AtomicFile.TemporaryFileOfANamedOutputIsHidden covers it).
+HIDDEN_TEMP_WRITERS = [w for w in WRITERS if not w.probe and not w.append and not w.needs_result
+                       and w.name != "kb render -o"]
+
+
+@pytest.mark.parametrize("writer", HIDDEN_TEMP_WRITERS, ids=[w.name for w in HIDDEN_TEMP_WRITERS])
+def test_temporary_file_is_hidden_while_it_is_written(rmcp, helpers, tmp_path, writer):
+    """Issue 32: NFD reads every file of features.d that is not hidden, and watches the
+    directory with inotify, so a visible temporary file (`rmcp.rmcp-tmp-XXXXXX`) was read
+    half-written. Paused before its rename (the test-only delay, honoured under --root), every
+    writer's temporary file is a dot file."""
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    target = out_dir / writer.file_name
+    argv = [str(a) for a in writer.argv(str(target), helpers)]
+    assert "--root" in argv
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "NO_COLOR": "1", "RMCP_DATA_DIR": str(REPO),
+           "HOME": str(tmp_path), "XDG_STATE_HOME": str(tmp_path / "state"), "XDG_CACHE_HOME": str(tmp_path / "c"),
+           "RMCP_TEST_DELAY_AT": "rename:400"}
+    proc = subprocess.Popen([str(rmcp.binary), *argv], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    seen = set()
+    while proc.poll() is None:
+        seen.update(temporaries(out_dir))
+    stderr = proc.stderr.read().decode()
+    assert proc.returncode in (0, 1), (proc.returncode, stderr)
+    assert seen, "no temporary file was seen during the pause before the rename"
+    assert all(name.startswith(".") for name in seen), seen
+    assert not temporaries(out_dir)

@@ -272,14 +272,23 @@ def test_user_profile_names_are_checked(rmcp, tmp_path, name):
 
 
 def test_paste_ready_commands_of_doctor_are_shell_words(rmcp, tmp_path):
-    """Every `next:` command doctor prints parses as shell words with the --root given."""
+    """Every command doctor prints to be pasted (the next steps' "N. command" and "undo:" lines;
+    under -v each finding's "next:" and "undo:") parses as shell words with the --root given."""
     marker = tmp_path / "PWNED"
     root = tmp_path / f"r x;`touch {marker}`"
     shutil.copytree(FIXTURES / "rx6700xt-gfx1031", root, symlinks=True)
-    proc = rmcp("--root", root, "doctor", env={"HOME": "/home/sam"})
-    assert_ended(proc, {0, 1}, "doctor")
-    nexts = [l.split("next: ", 1)[1] for l in proc.stdout.decode().splitlines() if "next: " in l]
-    assert nexts
+    nexts = []
+    for verbosity in ((), ("-v",)):
+        proc = rmcp("--root", root, *verbosity, "doctor", env={"HOME": "/home/sam"})
+        assert_ended(proc, {0, 1}, "doctor")
+        for line in proc.stdout.decode().splitlines():
+            step = re.match(r"^  [0-9]+\. (.*)$", line)
+            if step:
+                nexts.append(step.group(1))
+            for label in ("next: ", "undo: "):
+                if line.lstrip().startswith(label):
+                    nexts.append(line.split(label, 1)[1])
+    assert len(nexts) >= 4, nexts
     for command in nexts:
         words = shlex.split(command)
         if "--root" in words:

@@ -122,8 +122,10 @@ TEST(FactsJson, DriverUserAccessAndInstallations) {
                                   {"version_source", ".info/version"},
                                   {"kind", "opt"},
                                   {"selected_by", nullptr}}));  // empty: null
+    // "/venv/torch" is no site-packages layout: no interpreter (facts/torch_python.hpp).
     EXPECT_EQ(j["torch"][0], (json{{"path", "/venv/torch"},
                                    {"origin", "venv"},
+                                   {"python", nullptr},
                                    {"version", "2.4.0+rocm6.1"},
                                    {"hip_version", nullptr},
                                    {"cuda_version", nullptr},

@@ -130,7 +130,7 @@ TEST(DoctorText, NextStepsAreDeduplicatedWithUndo) {
     EXPECT_EQ(steps[0].finding_ids, (std::vector<std::string>{"a-entry", "b-entry"}));
     const auto text = render_doctor_text(r, nlohmann::json::object(), "rmcp --root R", {}, Style(false));
     EXPECT_NE(text.find("Next step (1 command for 2 findings):\n  1. rmcp --root R patch apply env-x\n"
-                        "     for a-entry, b-entry; cost: the x cost; undo: rmcp --root R patch rollback\n"),
+                        "     for a-entry, b-entry; cost: the x cost\n     undo: rmcp --root R patch rollback\n"),
               std::string::npos)
         << text;
     EXPECT_EQ(text.find("patch apply env-x", text.find("patch apply env-x") + 1), std::string::npos) << text;

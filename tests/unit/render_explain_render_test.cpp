@@ -47,23 +47,35 @@ ExplainReport memory_fault_report() {
 }
 
 TEST(ExplainRender, TextOfAMemoryAccessFault) {
-    const auto r = memory_fault_report();
+    auto r = memory_fault_report();
     ASSERT_EQ(r.diagnoses.size(), 1U);
+    r.fix_steps.emplace("memory-access-fault",
+                        patch::FixStep{"env-serialize-kernels", "rmcp patch apply env-serialize-kernels",
+                                       "much slower; only to find the kernel that faults"});
     const auto text = render_text(r, Style(false));
-    EXPECT_TRUE(text.starts_with("1. memory-access-fault [gpu-memory-fault] critical, vendor-confirmed\n"
-                                 "   ROCr: Memory access fault by GPU\n"
-                                 "   recognised: a signature of this specific entry matched\n"
-                                 "   what: A GPU kernel accessed memory it may not.\n"
-                                 "   at: train.log:2\n"))
+    // Severity as doctor spells it (kb::severity_label); the one command to run next.
+    EXPECT_TRUE(
+        text.starts_with("1. memory-access-fault [gpu-memory-fault] CRITICAL, vendor-confirmed\n"
+                         "   ROCr: Memory access fault by GPU\n"
+                         "   recognised: a signature of this specific entry matched\n"
+                         "   what: A GPU kernel accessed memory it may not. Usual causes: an override that runs "
+                         "the GPU as a chip of another ISA family"))
         << text;
-    EXPECT_NE(text.find("\n   why here: "), std::string::npos);
+    EXPECT_NE(text.find(" yours or a library's.\n   at: train.log:2\n"), std::string::npos) << text;
     // The matched line is marked; the excerpt is numbered from the log.
     EXPECT_NE(text.find("\n   > 2 | Memory access fault by GPU node-1 (Agent handle: 0x55d0)"), std::string::npos)
         << text;
-    EXPECT_NE(text.find("\n   fix: env-serialize-kernels (much slower; only to find the kernel that faults)\n"),
+    EXPECT_NE(text.find("\n   next: rmcp patch apply env-serialize-kernels\n"
+                        "   cost: much slower; only to find the kernel that faults\n"),
               std::string::npos)
         << text;
-    EXPECT_NE(text.find("\n   see: https://github.com/ROCm/MIOpen/issues/3540\n"), std::string::npos);
+    // Ranking reasons and references are -v's (issue 30: -v is where evidence and reasons go).
+    EXPECT_EQ(text.find("why here:"), std::string::npos) << text;
+    EXPECT_EQ(text.find("see: "), std::string::npos) << text;
+    EXPECT_EQ(text.find("fix: "), std::string::npos) << text;
+    const auto verbose = render_text(r, Style(false), TextOptions{true});
+    EXPECT_NE(verbose.find("\n   why here: "), std::string::npos);
+    EXPECT_NE(verbose.find("\n   see: https://github.com/ROCm/MIOpen/issues/3540\n"), std::string::npos);
 }
 
 TEST(ExplainRender, JsonOfAMemoryAccessFault) {
@@ -85,11 +97,15 @@ TEST(ExplainRender, JsonOfAMemoryAccessFault) {
     EXPECT_EQ(p["id"], "memory-access-fault");
     EXPECT_EQ(p["severity"], "critical");
     EXPECT_EQ(p["summary_line"], "A GPU kernel accessed memory it may not.");
+    EXPECT_TRUE(p["causes"].get<std::string>().starts_with("an override that runs the GPU as a chip of another"));
     EXPECT_TRUE(p["applies_here"].is_null());  // no facts in use
     EXPECT_EQ(p["total_matches"], 1);
     EXPECT_EQ(p["signatures_matched"][0]["index"], 0);  // the ROCr message, the entry's first signature
     EXPECT_EQ(p["facts_only"], false);
-    EXPECT_EQ(p["fixes"][0]["patch"], "env-serialize-kernels");
+    EXPECT_EQ(p["fixes"][0], "env-serialize-kernels");
+    EXPECT_EQ(p["costs"]["env-serialize-kernels"], "much slower; only to find the kernel that faults");
+    EXPECT_TRUE(p["next"].is_null());  // no fix step given: no command
+    EXPECT_FALSE(p.contains("next_step"));
     ASSERT_EQ(p["occurrences"].size(), 1U);
     const auto& o = p["occurrences"][0];
     EXPECT_EQ(o["source"], "train.log");

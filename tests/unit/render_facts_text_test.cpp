@@ -42,8 +42,9 @@ TEST(FactsText, HumanSummaryOfAFixture) {
              "  /dev/dri/renderD128: read-write (group render, mode 0660, user in group: yes)",
              "ROCm (0)",
              "PyTorch (1)",
+             // The interpreter it belongs to (newcomer review, findings 6 and 29).
              "  /home/sam/.local/lib/python3.12/site-packages/torch 2.3.1+rocm6.0 [user] HIP "
-             "6.0.32830-d62f6a171",
+             "6.0.32830-d62f6a171 for /usr/bin/python3.12",
          })
         EXPECT_TRUE(has_line(text, line)) << "missing: " << line << "\nin:\n" << text;
     // amdgpu module parameters, sorted by name on one line.

@@ -116,7 +116,7 @@ TEST(KbRender, ShowTextOfBothKinds) {
     EXPECT_NE(log.find("\nMaintainer notes:\n  Sources disagree.\n"), std::string::npos) << log;
     const auto plain = render_kb_show_text(kb.entries[1], Style(false), false);
     EXPECT_EQ(plain.find("Sources disagree"), std::string::npos) << plain;
-    EXPECT_TRUE(plain.ends_with("(-v: maintainer notes)\n")) << plain;
+    EXPECT_TRUE(plain.ends_with("(add -v for maintainer notes)\n")) << plain;
 }
 
 TEST(KbRender, ShowJson) {

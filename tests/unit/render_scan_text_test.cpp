@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 namespace rmcp::scan {
 namespace {
 
@@ -42,9 +44,19 @@ TEST(ScanText, FilesModeListsEachFilesTargets) {
     FileScan empty;
     empty.path = "/y/readme";
     r.files.push_back(empty);
-    // Targets sorted and de-duplicated; the host entry has none.
-    EXPECT_EQ(render::scan_text(r, false, false, Style(false)), "/x/libtorch_hip.so  host-elf  gfx1030 gfx90a:xnack+\n"
-                                                                "/y/readme  other  (no GPU code)\n");
+    // Targets in target order (gfx90a before gfx1030) and de-duplicated; the host entry has
+    // none. Only files with GPU code are listed, then the totals.
+    EXPECT_EQ(render::scan_text(r, false, false, Style(false)), "/x/libtorch_hip.so  host-elf  gfx90a:xnack+ gfx1030\n"
+                                                                "scanned 2 files, 1 with GPU code\n");
+    EXPECT_EQ(render::scan_totals(r), "scanned 2 files, 1 with GPU code");
+}
+
+TEST(ScanText, TargetsSortByGenerationNotAsText) {
+    std::vector<std::string> targets{"gfx1010",       "gfx90a",  "gfx700", "gfx1100", "gfx906",
+                                     "gfx90a:xnack-", "gfx1035", "gfx701", "gfx942",  "other"};
+    std::sort(targets.begin(), targets.end(), [](const auto& a, const auto& b) { return target_order_less(a, b); });
+    EXPECT_EQ(targets, (std::vector<std::string>{"gfx700", "gfx701", "gfx906", "gfx90a", "gfx90a:xnack-", "gfx942",
+                                                 "gfx1010", "gfx1035", "gfx1100", "other"}));
 }
 
 TEST(ScanText, FilesModeVerboseListsEachCodeObject) {
@@ -60,7 +72,7 @@ TEST(ScanText, FilesModeVerboseListsEachCodeObject) {
     bare.code = {co};
     r.files.push_back(bare);
     EXPECT_EQ(render::scan_text(r, false, true, Style(false)),
-              "/x/libtorch_hip.so  host-elf  gfx1030 gfx90a:xnack+\n"
+              "/x/libtorch_hip.so  host-elf  gfx90a:xnack+ gfx1030\n"
               "    " +
                   pad44("hipv4-amdgcn-amd-amdhsa--gfx1030") +
                   " offset 4096 size 100  (.hip_fatbin, code object v5)\n"
@@ -73,7 +85,9 @@ TEST(ScanText, FilesModeVerboseListsEachCodeObject) {
                   "/k.hsaco  code-object  gfx1100\n"
                   // A bare code object has no bundle id: its target names it.
                   "    " +
-                  pad44("gfx1100") + " offset 0 size 64  (file)\n");
+                  pad44("gfx1100") +
+                  " offset 0 size 64  (file)\n"
+                  "scanned 2 files, 2 with GPU code\n");
 }
 
 ScanReport installations_report() {

@@ -90,10 +90,43 @@ TEST(RunIncident, SummaryNamesWhatDiedAndWhatWasRecognised) {
     r.attempts = {faulted(1), clean(2, "conservative")};
     EXPECT_EQ(summary_lines(r),
               (std::vector<std::string>{
-                  "attempt 1 (no profile): killed by SIGABRT (exit 134)",
-                  "  recognised gpu-memory-access-fault [gpu-memory-fault]: Memory access fault by GPU",
-                  "    stderr: Memory access fault by GPU node-1 (Agent handle: 0x1) on address 0x7f. Reason: Page "
+                  "attempt 1 (profile default): killed by SIGABRT (exit 134)",
+                  "recognised gpu-memory-access-fault [gpu-memory-fault]: Memory access fault by GPU",
+                  "  stderr: Memory access fault by GPU node-1 (Agent handle: 0x1) on address 0x7f. Reason: Page "
                   "not present."}));
+    EXPECT_EQ(top_entry(r), "gpu-memory-access-fault");
+}
+
+// The class of finding 10: across attempts and entries, a problem is listed once, a family
+// entry only when no specific entry matched, a line quoted once.
+TEST(RunIncident, SummaryRanksSpecificFirstAndSaysEachThingOnce) {
+    auto with_family = [](unsigned n) {
+        Attempt a = faulted(n);
+        WatchMatch family = a.matches.front().first;
+        family.entry_id = "family-hsa-status-error";
+        family.category = "hsa-runtime-error";
+        family.title = "ROCm runtime (HSA) error";
+        family.family = true;
+        a.matches.insert(a.matches.begin(), {family, 1});  // seen first in the output
+        return a;
+    };
+    RunResult r;
+    r.attempts = {with_family(1), with_family(2)};
+    r.attempts[1].rung.profile = "miopen-no-gemm";
+    EXPECT_EQ(first_gpu_match(r.attempts[0]), "gpu-memory-access-fault");
+    EXPECT_EQ(summary_lines(r),
+              (std::vector<std::string>{
+                  "attempt 1 (profile default): killed by SIGABRT (exit 134)",
+                  "attempt 2 (profile miopen-no-gemm): killed by SIGABRT (exit 134)",
+                  "recognised gpu-memory-access-fault [gpu-memory-fault] in every attempt: Memory access fault by GPU",
+                  "  stderr: Memory access fault by GPU node-1 (Agent handle: 0x1) on address 0x7f. Reason: Page "
+                  "not present."}));
+    // Only a family entry: it is named (something is better than nothing).
+    RunResult only_family;
+    only_family.attempts = {with_family(1)};
+    only_family.attempts[0].matches.pop_back();
+    EXPECT_EQ(first_gpu_match(only_family.attempts[0]), "family-hsa-status-error");
+    EXPECT_EQ(top_entry(only_family), "family-hsa-status-error");
 }
 
 TEST(RunIncident, KernelLogAndFactsWhenGiven) {

@@ -2,6 +2,7 @@
 // is left behind. Inside a directory descriptor a link at the name is replaced, never
 // followed; at a path the user names only a regular file or a missing path is written.
 #include "util/atomic_file.hpp"
+#include "util/test_delay.hpp"
 #include "util/unique_fd.hpp"
 
 #include <gtest/gtest.h>
@@ -12,6 +13,7 @@
 #include <random>
 #include <set>
 #include <sys/stat.h>
+#include <thread>
 #include <unistd.h>
 
 using namespace rmcp;
@@ -139,4 +141,33 @@ TEST_F(AtomicFile, AMissingDirectoryIsAnEnvironmentError) {
     ASSERT_FALSE(s.ok());
     EXPECT_EQ(s.error().code, ExitCode::environment);
     EXPECT_EQ(s.error().os_error, ENOENT);
+}
+
+// Issue 32: a reader of the output's directory that skips dot files (NFD's features.d, watched
+// with inotify) must never see the temporary file. Paused before the rename (the test-only
+// delay), the temporary file of a named output is a dot file; one inside a patch target's
+// directory keeps the name `patch status` cleans up (`<name>.rmcp-tmp-*`).
+TEST_F(AtomicFile, TemporaryFileOfANamedOutputIsHidden) {
+    const auto temporaries = [&] {
+        std::set<std::string> names;
+        for (const auto& e : fs::directory_iterator(m_dir))
+            if (e.path().filename().string().find(k_temp_infix) != std::string::npos)
+                names.insert(e.path().filename().string());
+        return names;
+    };
+    test_hooks::set_delays("rename:300");
+    std::set<std::string> seen_named, seen_at;
+    std::thread named([&] { EXPECT_TRUE(write_file_atomic((m_dir / "rmcp").string(), "rmcp.healthy=true\n").ok()); });
+    while (seen_named.empty()) seen_named = temporaries();
+    named.join();
+    std::thread at([&] { EXPECT_TRUE(write_file_atomic_at(m_fd.get(), "profile.env", "A=1\n", 0600, "p").ok()); });
+    while (seen_at.empty()) seen_at = temporaries();
+    at.join();
+    test_hooks::set_delays("");
+    ASSERT_EQ(seen_named.size(), 1U);
+    EXPECT_EQ(seen_named.begin()->rfind(".rmcp" + std::string(k_temp_infix), 0), 0U) << *seen_named.begin();
+    ASSERT_EQ(seen_at.size(), 1U);
+    EXPECT_EQ(seen_at.begin()->rfind("profile.env" + std::string(k_temp_infix), 0), 0U) << *seen_at.begin();
+    EXPECT_TRUE(temporaries().empty());
+    EXPECT_EQ(read(m_dir / "rmcp"), "rmcp.healthy=true\n");
 }

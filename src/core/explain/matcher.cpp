@@ -349,6 +349,7 @@ void LogScanner::on_signature(const Event& ev, std::uint64_t line, const View& v
     if (m_last_line[sig] == line) return;
     m_last_line[sig] = line;
     ++m_match_counts[sig];
+    if (m_on_seen) m_on_seen(sig, line);
     if (m_reports[sig] >= m_limits.max_reports_per_signature) return;
     ++m_reports[sig];
 

@@ -169,6 +169,11 @@ class LogScanner {
 public:
     using Callback = std::function<void(const Match&)>;
     using ProbeCallback = std::function<void(const ProbeHit&)>;
+    // A signature seen on a line, at once: before its excerpt and context window are complete
+    // (the Match for it comes later, through Callback). Once per signature and line, every
+    // line counted (past the report limit too). `rmcp explain -` announces problems with it
+    // as they appear, without changing what is reported and ranked.
+    using SeenCallback = std::function<void(std::size_t signature, std::uint64_t line)>;
 
     LogScanner(std::shared_ptr<const SignatureSet> set, Callback on_match, ScanLimits limits = {});
     ~LogScanner();
@@ -178,6 +183,8 @@ public:
     // Where probe hits go (in stream order, interleaved with matches); without one,
     // probes are not collected.
     void on_probe(ProbeCallback callback) { m_on_probe = std::move(callback); }
+    // Where signatures go the moment they are found (optional; see SeenCallback).
+    void on_seen(SeenCallback callback) { m_on_seen = std::move(callback); }
 
     // Scans the next bytes of the stream. Fails only if Hyperscan does (out of memory).
     Status feed(std::string_view bytes);
@@ -219,6 +226,7 @@ private:
     std::shared_ptr<const SignatureSet> m_set;
     Callback m_on_match;
     ProbeCallback m_on_probe;
+    SeenCallback m_on_seen;
     ScanLimits m_limits;
     struct HsState;
     std::unique_ptr<HsState> m_hs;

@@ -1,5 +1,7 @@
 #include "facts/facts_json.hpp"
 
+#include "facts/torch_python.hpp"
+
 #include "root/root.hpp"
 
 #include <cstring>
@@ -102,6 +104,8 @@ nlohmann::json facts_to_json(const Facts& f) {
     for (const auto& t : f.torch)
         torch.push_back(json{{"path", t.path},
                              {"origin", t.origin},
+                             {"python", torch_python(t.path, t.origin).empty() ? json(nullptr)
+                                                                               : json(torch_python(t.path, t.origin))},
                              {"version", value(t.version)},
                              {"hip_version", value(t.hip_version)},
                              {"cuda_version", value(t.cuda_version)},

@@ -47,6 +47,9 @@ struct Entry {
     Scope scope = Scope::system;
     std::string summary;
     std::string next_step;  // optional: the next diagnostic step (which log level or variable says more)
+    // optional: what usually causes it, one or two sentences for a worried user (`rmcp explain`'s
+    // `what:` line adds them to the summary's first sentence; newcomer review, finding 11)
+    std::string causes;
     // optional: where the sources disagree with an earlier reading or with each other, and
     // what was decided (shown by `rmcp kb show`, not by doctor or explain)
     std::string notes;
@@ -121,6 +124,9 @@ std::vector<Finding> evaluate(const nlohmann::json& facts, const Entry& entry);
 std::string summary_line(std::string_view summary);
 
 std::string_view severity_name(Severity s);
+// How text output spells a severity, the same in every command (issue 30, one vocabulary):
+// "CRITICAL", "WARNING", "INFO". JSON keeps severity_name().
+std::string_view severity_label(Severity s);
 std::string_view confidence_name(Confidence c);
 std::string_view scope_name(Scope s);
 std::optional<Severity> parse_severity(std::string_view name);

@@ -273,6 +273,7 @@ std::optional<Problem> parse_header(const toml::table& root, const std::string& 
     const auto scope = get_string(root, "scope", 1, false, problems).value();
     e.summary = get_string(root, "summary", 1, true, problems).value();
     e.next_step = get_string(root, "next_step", 1, false, problems).value();
+    e.causes = get_string(root, "causes", 1, false, problems).value();
     e.notes = get_string(root, "notes", 1, false, problems).value();
     if (!problems.empty()) return problems.front();
 
@@ -393,7 +394,7 @@ std::optional<Problem> check_entry_shape(const toml::table& root, const Entry& e
 std::optional<Problem> parse_entry(const toml::table& root, const std::string& stem, Entry& e) {
     if (auto bad = check_keys(root,
                               {"id", "title", "category", "severity", "confidence", "scope", "summary", "next_step",
-                               "notes", "references", "applies", "signatures", "fixes"},
+                               "causes", "notes", "references", "applies", "signatures", "fixes"},
                               "an entry"))
         return bad;
     if (auto bad = parse_header(root, stem, e)) return bad;
@@ -452,6 +453,15 @@ const Entry* KnowledgeBase::find(std::string_view id) const {
     const auto it = std::lower_bound(entries.begin(), entries.end(), id,
                                      [](const Entry& e, std::string_view v) { return e.id < v; });
     return it != entries.end() && it->id == id ? &*it : nullptr;
+}
+
+std::string_view severity_label(Severity s) {
+    switch (s) {
+    case Severity::info: return "INFO";
+    case Severity::warning: return "WARNING";
+    case Severity::critical: return "CRITICAL";
+    }
+    return "INFO";
 }
 
 std::string_view severity_name(Severity s) {

@@ -5,6 +5,7 @@
 #include "detect/gfx.hpp"
 #include "facts/facts.hpp"
 #include "kb/version.hpp"
+#include "patch/env_change.hpp"
 #include "patch/profile.hpp"
 #include "util/strings.hpp"
 
@@ -428,6 +429,44 @@ std::string override_guard(const PlanContext& ctx, const std::map<std::string, s
     return {};
 }
 
+namespace {
+
+// Names in a summary: all of them when there are few, else the first and last and how many
+// (an override unset for nine KFD nodes is one item, not nine: newcomer review, finding 12).
+std::string name_list(const std::vector<std::string>& names) {
+    if (names.size() <= 3) return join(names, " ");
+    return fmt::format("{} … {} ({} variables)", names.front(), names.back(), names.size());
+}
+
+}  // namespace
+
+// What an env step does to profile.env, as the diff shows it (newcomer review, finding 13:
+// the summary named the patch's unsets while the diff exported the derived value):
+// "export NAME='value'" for each variable it sets or changes, "unset ..." for those `rmcp env`
+// will now remove, "forget ..." for those the file stops mentioning.
+std::string describe_env_change(const UserEnv& before, const UserEnv& after) {
+    std::vector<std::string> parts;
+    for (const auto& [k, v] : after.set) {
+        const auto it = before.set.find(k);
+        if (it == before.set.end() || it->second != v) parts.push_back(fmt::format("export {}={}", k, sh_quote(v)));
+    }
+    std::vector<std::string> unset;
+    for (const auto& k : after.unset)
+        if (std::find(before.unset.begin(), before.unset.end(), k) == before.unset.end()) unset.push_back(k);
+    if (!unset.empty()) parts.push_back("unset " + name_list(unset));
+    std::vector<std::string> forget;
+    const auto mentioned = [](const UserEnv& env, const std::string& k) {
+        return env.set.count(k) != 0 || std::find(env.unset.begin(), env.unset.end(), k) != env.unset.end();
+    };
+    for (const auto& [k, v] : before.set)
+        if (!mentioned(after, k)) forget.push_back(k);
+    for (const auto& k : before.unset)
+        if (!mentioned(after, k)) forget.push_back(k);
+    if (!forget.empty()) parts.push_back("forget " + name_list(forget));
+    if (parts.empty()) return "no change (already in effect)";
+    return join(parts, "; ");
+}
+
 Result<Plan> make_plan(const Root& root, const PatchSet& set, const std::vector<std::string>& ids,
                        const PlanContext& ctx) {
     Plan plan;
@@ -456,15 +495,9 @@ Result<Plan> make_plan(const Root& root, const PatchSet& set, const std::vector<
                 step.summary = "advisory: run this yourself (rmcp never runs it)";
                 plan.steps.push_back(std::move(step));
                 continue;
-            case OpKind::env: {
+            case OpKind::env:
                 step.target = user_env_file_path(ctx.env);
-                std::string what;
-                for (const auto& [k, v] : op.set) what += fmt::format(" {}={}", k, v);
-                for (const auto& k : op.unset) what += fmt::format(" unset {}", k);
-                for (const auto& k : op.remove) what += fmt::format(" (forget {})", k);
-                step.summary = "set environment in the user's profile.env:" + what;
-                break;
-            }
+                break;  // the summary says what the diff does, once it is known (below)
             case OpKind::modprobe: {
                 step.target =
                     op.file.empty() ? fmt::format("/etc/modprobe.d/rmcp-{}.conf", p->id) : "/etc/modprobe.d/" + op.file;
@@ -517,6 +550,7 @@ Result<Plan> make_plan(const Root& root, const PatchSet& set, const std::vector<
                 // In effect when the variables already say so, whatever the file's layout.
                 step.in_effect = st->exists && next == *cur;
                 step.new_content = step.in_effect ? st->content : render_env_file(next);
+                step.summary = "profile.env: " + describe_env_change(*cur, next);
             } else if (op.kind == OpKind::modprobe) {
                 step.new_content = modprobe_content(*p, op);
                 step.in_effect = st->exists && st->content == step.new_content;

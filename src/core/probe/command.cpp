@@ -3,6 +3,7 @@
 #include "detect/detect.hpp"
 #include "explain/crash_classifier.hpp"
 #include "facts/facts_json.hpp"
+#include "facts/torch_python.hpp"
 #include "patch/profile.hpp"
 #include "probe/catalogue.hpp"
 #include "probe/report.hpp"
@@ -29,12 +30,12 @@ std::string getenv_or(const char* name, std::string fallback = "") {
     return v && *v ? std::string(v) : fallback;
 }
 
-// --python, else $RMCP_PYTHON, else the active virtualenv's python, else python3 on PATH:
-// the interpreter the user trains with is the one whose PyTorch must be probed.
-std::string default_python() {
+// --python, else $RMCP_PYTHON, else the active virtualenv's python: the interpreter the user
+// trains with is the one whose PyTorch must be probed. "" when neither names one.
+std::string python_from_environment() {
     if (auto p = getenv_or("RMCP_PYTHON"); !p.empty()) return p;
     if (auto venv = getenv_or("VIRTUAL_ENV"); !venv.empty()) return venv + "/bin/python";
-    return "python3";
+    return {};
 }
 
 // The machine's facts, detected once and only when a step needs them.
@@ -42,6 +43,7 @@ class MachineFacts {
 public:
     explicit MachineFacts(const Root* root) : m_root(root) {}
     [[nodiscard]] bool known() const { return m_root != nullptr; }
+    [[nodiscard]] bool live() const { return m_root != nullptr && m_root->is_live(); }
     const Facts& get() {
         if (!m_facts) m_facts = detect(*m_root);
         return *m_facts;
@@ -51,6 +53,28 @@ private:
     const Root* m_root;
     std::optional<Facts> m_facts;
 };
+
+// The PyTorch detect found on this machine with an interpreter that runs here: a ROCm build
+// first, then any (newcomer review, finding 6: `python3` on PATH was pyenv's, without torch,
+// while detect had found torch for /usr/bin/python3). nullopt under --root (a snapshot's
+// interpreters do not run here) or when none is found.
+struct DetectedTorch {
+    std::string python;
+    std::string version;
+    std::string path;
+};
+std::optional<DetectedTorch> detected_torch(MachineFacts& machine) {
+    if (!machine.live()) return std::nullopt;
+    std::optional<DetectedTorch> any;
+    for (const auto& t : machine.get().torch) {
+        const std::string python = torch_python(t.path, t.origin);
+        if (python.empty() || ::access(python.c_str(), X_OK) != 0) continue;
+        DetectedTorch d{python, t.version.value_or("(version unknown)"), t.path};
+        if (t.hip_version.is_known()) return d;
+        if (!any) any = std::move(d);
+    }
+    return any;
+}
 
 // `--save` alone writes where `rmcp env/run --profile probed` find it by name
 // (patch::user_profiles_dir; docs/patches.md, "User profiles").
@@ -295,18 +319,41 @@ Result<ProbeOutcome> run_probe(ProbeRequest request, Diagnostics& diag) {
     if (!catalogue) return catalogue.error();
     auto scenarios = select_scenarios(*catalogue, request.scenarios, request.quick);
     if (!scenarios) return scenarios.error();
-    auto python = resolve_interpreter(request.python.empty() ? default_python() : request.python,
-                                      getenv_or("PATH", "/usr/bin:/bin"));
-    if (!python) return python.error();
-
     MachineFacts machine(request.root);
+    const auto detected = detected_torch(machine);
+    std::string asked = request.python.empty() ? python_from_environment() : request.python;
+    if (asked.empty()) {
+        if (detected) {
+            asked = detected->python;
+            diag.note(fmt::format("probing {}: detect found PyTorch {} for it in {} (--python chooses another)",
+                                  detected->python, detected->version, detected->path));
+        } else {
+            asked = "python3";
+        }
+    }
+    // A failure to start the interpreter or to import torch names the one detect found.
+    const auto with_hint = [&](Error e) {
+        if (detected && detected->python != asked)
+            e.cause += fmt::format("; detect found PyTorch {} for {}: try --python {}", detected->version,
+                                   detected->python, detected->python);
+        return e;
+    };
+    auto python = resolve_interpreter(asked, getenv_or("PATH", "/usr/bin:/bin"));
+    if (!python) return with_hint(python.error());
+
     const std::vector<Switch> switches = chosen_switches(request, *catalogue, machine, diag);
     ZygoteRunner runner(worker_options(request, *python, *catalogue, switches, diag));
     auto hs = start_fork_server(runner, *python, diag);
-    if (!hs) return hs.error();
+    if (!hs) return with_hint(hs.error());
     auto device_name = choose_device(runner, *hs, request.device, *python, diag);
     if (!device_name) return device_name.error();
     runner.set_device(*device_name);
+    // A profile measured on the CPU would be read as the GPU's (newcomer review, finding 5):
+    // refused before any scenario runs, unless asked for.
+    if (*device_name == "cpu" && !request.save.empty() && !request.allow_cpu)
+        return Error{"saving a profile to", request.save,
+                     "the probe runs on the CPU, which says nothing about your GPU; pass --allow-cpu to save it anyway",
+                     ExitCode::usage};
 
     Probe prober(runner, *scenarios, request.progress);
     if (auto s = prober.run_baseline(); !s) return s.error();

@@ -20,13 +20,18 @@
 namespace rmcp::probe {
 
 struct ProbeRequest {
-    std::string python;  // "" : $RMCP_PYTHON, else $VIRTUAL_ENV/bin/python, else python3
+    // "" : $RMCP_PYTHON, else $VIRTUAL_ENV/bin/python, else the interpreter detect found
+    // PyTorch for on this machine (facts/torch_python.hpp), else python3 on PATH.
+    std::string python;
     std::vector<std::string> scenarios;
     bool quick = false;
     bool bisect = false;
     double timeout_s = 300;
     std::string save;              // the profile file; "" : none
     bool save_to_default = false;  // --save without FILE: the user's profiles directory
+    // --allow-cpu: --save even when the probe ran on the CPU. Without it, a CPU probe saves
+    // nothing: it says nothing about the GPU (newcomer review, finding 5).
+    bool allow_cpu = false;
     std::string device = "auto";
     std::string html;  // written by the caller after the run; checked before it starts
     int repeat = 5;

@@ -163,6 +163,15 @@ Result<const ScenarioResult*> Probe::run_one(const Configuration& c, const Scena
             double left = 0;
             for (const Scenario* p : m_pending) left += m_eta.estimate(scenario_work(*p)).value_or(0);
             e.eta_s = left;
+        } else if (!m_testing.empty()) {
+            // The configuration under test: this child's place among its scenarios, and the
+            // time the rest of them should take if every one passes (newcomer review, finding 23).
+            e.in_configuration = ++m_tested;
+            e.configuration_total = static_cast<int>(m_testing.size());
+            double left = 0;
+            for (std::size_t i = static_cast<std::size_t>(m_tested); i < m_testing.size(); ++i)
+                left += m_eta.estimate(scenario_work(*m_testing[i])).value_or(0);
+            e.eta_s = left;
         }
         e.phase = phase;
         e.configuration = &again.configuration;
@@ -178,14 +187,22 @@ Result<bool> Probe::test(const Configuration& c, const std::vector<std::string>&
     // The scenario that failed last is the likeliest to fail again: one child decides.
     if (const auto it = std::find(order.begin(), order.end(), m_last_failing); it != order.end())
         std::rotate(order.begin(), it, it + 1);
+    // What this configuration still has to run (results it already has are not run again).
+    m_testing.clear();
+    m_tested = 0;
+    const ConfigurationResult& known = slot(c);
+    for (const auto& id : order)
+        if (!known.results.contains(id)) m_testing.push_back(&scenario(id));
     for (const auto& id : order) {
         auto r = run_one(c, scenario(id), phase);
         if (!r) return r.error();
         if (is_failure((*r)->outcome)) {
             m_last_failing = id;
+            m_testing.clear();
             return false;
         }
     }
+    m_testing.clear();
     return true;
 }
 

@@ -63,8 +63,13 @@ struct BisectReport {
 struct ProgressEvent {
     int index = 0;                // 1-based child count
     int total = 0;                // 0 when unknown (bisect)
-    std::optional<double> eta_s;  // seconds the rest of the phase should take (baseline)
-    std::string phase;            // "baseline", "search", "verify", "fastest"
+    std::optional<double> eta_s;  // seconds the rest of the phase should take (baseline), or of
+                                  // the configuration under test (bisect)
+    // Bisect: this child's place among the scenarios the configuration under test runs (the
+    // search's own length is not known in advance); 0 in the baseline.
+    int in_configuration = 0;
+    int configuration_total = 0;
+    std::string phase;  // "baseline", "search", "verify", "fastest"
     const Configuration* configuration = nullptr;
     const Scenario* scenario = nullptr;
     const ScenarioResult* result = nullptr;
@@ -121,6 +126,9 @@ private:
     std::optional<BisectReport> m_bisect;
     std::string m_last_failing;              // scenario that failed most recently: tried first
     std::vector<const Scenario*> m_pending;  // the baseline's scenarios not yet run (for the ETA)
+    // Bisect: the scenarios test() runs for the configuration under test, and how many ran.
+    std::vector<const Scenario*> m_testing;
+    int m_tested = 0;
     EtaModel m_eta;
     int m_child_runs = 0;
     int* m_phase_counter = nullptr;

@@ -172,7 +172,8 @@ std::string ok_words(const Area& a, const json& facts) {
         if (const auto d = facts.find("driver"); d != facts.end() && d->is_object()) {
             const bool loaded = d->value("loaded", false);
             const auto k = str(*d, "kernel_release");
-            parts.push_back(fmt::format("amdgpu {}{}", loaded ? "loaded" : "not loaded", k.empty() ? "" : " on " + k));
+            parts.push_back(loaded ? fmt::format("amdgpu{}", k.empty() ? "" : " on " + k)
+                                   : std::string("amdgpu not loaded"));
         }
         if (const auto k = facts.find("kfd"); k != facts.end() && k->is_object()) {
             if (!k->value("present", false)) parts.emplace_back("no /dev/kfd");
@@ -437,8 +438,9 @@ std::string render_doctor_text(const kb::DoctorReport& r, const json& facts, con
                         about += "; cost: " + cost.substr(0, std::min(cost.find("; "), cost.size()));
                     break;
                 }
-            if (!st.undo.empty()) about += "; undo: " + st.undo;
             out += std::string(number.size(), ' ') + wrap(about, number.size(), number.size(), width) + '\n';
+            // On a line of its own, never wrapped: it is pasted too.
+            if (!st.undo.empty()) out += std::string(number.size(), ' ') + "undo: " + st.undo + '\n';
         }
     } else if (open_count > 0) {
         out += paragraph(fmt::format("No command fixes the open finding{} here: read `{} kb show ID`.",

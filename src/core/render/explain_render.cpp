@@ -1,5 +1,6 @@
 #include "render/explain_render.hpp"
 
+#include "util/strings.hpp"
 #include "util/text.hpp"
 
 #include <fmt/format.h>
@@ -47,6 +48,25 @@ std::string similar_text(const ExplainReport& report, const Style& style) {
     return out;
 }
 
+std::string severity_text(kb::Severity severity, const Style& style) {
+    const std::string label(kb::severity_label(severity));
+    return severity == kb::Severity::critical  ? style.red(label)
+           : severity == kb::Severity::warning ? style.yellow(label)
+                                               : style.dim(label);
+}
+
+// Text that may span lines in the kb (TOML's line continuations are already joined), on one.
+std::string one_line(std::string_view text) {
+    std::string out;
+    for (const auto line : split_lines(text)) {
+        const auto t = trim(line);
+        if (t.empty()) continue;
+        if (!out.empty()) out += ' ';
+        out += t;
+    }
+    return out;
+}
+
 }  // namespace
 
 Basis report_basis(const ExplainReport& report) {
@@ -54,7 +74,11 @@ Basis report_basis(const ExplainReport& report) {
     return report.vote ? Basis::similar : Basis::none;
 }
 
-std::string render_text(const ExplainReport& report, const Style& style) {
+std::string seen_line(const kb::Entry& entry, std::string_view source, std::uint64_t line) {
+    return fmt::format("{}:{}: {} {}: {}", source, line, kb::severity_label(entry.severity), entry.id, entry.title);
+}
+
+std::string render_text(const ExplainReport& report, const Style& style, const TextOptions& options) {
     std::string out;
     if (report.diagnoses.empty()) {
         std::uint64_t lines = 0;
@@ -74,16 +98,14 @@ std::string render_text(const ExplainReport& report, const Style& style) {
         const auto& e = *d.entry;
         ++rank;
         if (rank > 1) out += '\n';
-        const std::string severity(kb::severity_name(e.severity));
-        const std::string sev = e.severity == kb::Severity::critical  ? style.red(severity)
-                                : e.severity == kb::Severity::warning ? style.yellow(severity)
-                                                                      : style.dim(severity);
-        out += fmt::format("{}. {} [{}] {}, {}\n", rank, style.bold(e.id), e.category, sev,
+        out += fmt::format("{}. {} [{}] {}, {}\n", rank, style.bold(e.id), e.category, severity_text(e.severity, style),
                            kb::confidence_name(e.confidence));
         out += fmt::format("   {}\n", e.title);
         out += basis_line(d);
         // The entry's first sentence says what the problem is; `rmcp kb show ID` has the rest.
-        out += fmt::format("   what: {}\n", kb::summary_line(e.summary));
+        // ... and what usually causes it, where the kb says (its `causes`).
+        out += fmt::format("   what: {}{}\n", kb::summary_line(e.summary),
+                           e.causes.empty() ? std::string() : " Usual causes: " + one_line(e.causes));
         std::string where;
         const std::size_t shown = std::min<std::size_t>(d.occurrences.size(), 8);
         for (std::size_t i = 0; i < shown; ++i)
@@ -91,10 +113,12 @@ std::string render_text(const ExplainReport& report, const Style& style) {
         if (d.total_matches > shown) where += fmt::format(" (+{} more)", d.total_matches - shown);
         if (d.facts_only) where = "no log line; the reporter's machine";
         out += fmt::format("   at: {}\n", where);
-        for (const auto& ev : d.evidence)
-            out += fmt::format("   evidence: {} = {} ({})\n", ev.fact,
-                               ev.value.is_null() ? "absent" : json_text(ev.value), ev.test);
-        out += fmt::format("   why here: {}\n", d.reason);
+        if (options.verbose) {
+            for (const auto& ev : d.evidence)
+                out += fmt::format("   evidence: {} = {} ({})\n", ev.fact,
+                                   ev.value.is_null() ? "absent" : json_text(ev.value), ev.test);
+            out += fmt::format("   why here: {}\n", d.reason);
+        }
         const auto first = std::find_if(d.occurrences.begin(), d.occurrences.end(),
                                         [](const Occurrence& o) { return !o.excerpt.empty(); });
         if (first != d.occurrences.end()) {
@@ -107,11 +131,22 @@ std::string render_text(const ExplainReport& report, const Style& style) {
                                    hit ? style.bold(text) : style.dim(text));
             }
         }
-        for (const auto& fix : e.fixes)
-            out += fmt::format("   fix: {}{}\n", fix.patch, fix.cost.empty() ? "" : " (" + fix.cost + ")");
-        if (e.fixes.empty()) out += "   fix: none known; see the references\n";
-        if (!e.next_step.empty()) out += fmt::format("   next: {}\n", e.next_step);
-        for (const auto& ref : e.references) out += fmt::format("   see: {}\n", ref);
+        // The one command to run next, then its cost; the entry's diagnostic step says how to
+        // learn more when there is no fix, or after it.
+        const auto step = report.fix_steps.find(e.id);
+        if (step != report.fix_steps.end()) {
+            out += fmt::format("   next: {}\n", step->second.next);
+            if (!step->second.cost.empty() && step->second.cost != "none")
+                out += fmt::format("   cost: {}\n", step->second.cost);
+        }
+        if (!e.next_step.empty()) out += fmt::format("   check: {}\n", one_line(e.next_step));
+        if (options.verbose) {
+            for (const auto& fix : e.fixes)
+                if (step == report.fix_steps.end() || fix.patch != step->second.patch)
+                    out +=
+                        fmt::format("   other fix: {}{}\n", fix.patch, fix.cost.empty() ? "" : " (" + fix.cost + ")");
+            for (const auto& ref : e.references) out += fmt::format("   see: {}\n", ref);
+        }
     }
     return out + similar_text(report, style);
 }
@@ -146,7 +181,12 @@ nlohmann::json render_json(const ExplainReport& report) {
                                    {"excerpt", excerpt}});
         }
         json fixes = json::array();
-        for (const auto& f : e.fixes) fixes.push_back({{"patch", f.patch}, {"cost", f.cost}});
+        json costs = json::object();
+        for (const auto& f : e.fixes) {
+            fixes.push_back(f.patch);
+            costs[f.patch] = f.cost;
+        }
+        const auto step = report.fix_steps.find(e.id);
         json evidence = json::array();
         for (const auto& ev : d.evidence)
             evidence.push_back({{"fact", ev.fact}, {"value", ev.value}, {"test", ev.test}});
@@ -159,6 +199,7 @@ nlohmann::json render_json(const ExplainReport& report) {
                             {"confidence", kb::confidence_name(e.confidence)},
                             {"summary", e.summary},
                             {"summary_line", kb::summary_line(e.summary)},
+                            {"causes", e.causes.empty() ? json(nullptr) : json(one_line(e.causes))},
                             {"applies_here", d.applies_here ? json(*d.applies_here) : json(nullptr)},
                             {"reason", d.reason},
                             {"total_matches", d.total_matches},
@@ -166,7 +207,9 @@ nlohmann::json render_json(const ExplainReport& report) {
                             {"context_found", d.context_found},
                             {"occurrences", occurrences},
                             {"fixes", fixes},
-                            {"next_step", e.next_step.empty() ? json(nullptr) : json(e.next_step)},
+                            {"costs", costs},
+                            {"next", step == report.fix_steps.end() ? json(nullptr) : json(step->second.next)},
+                            {"check", e.next_step.empty() ? json(nullptr) : json(one_line(e.next_step))},
                             {"facts_only", d.facts_only},
                             {"evidence", evidence},
                             {"references", e.references}});

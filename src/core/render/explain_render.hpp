@@ -3,18 +3,22 @@
 
 #include "explain/diagnose.hpp"
 #include "explain/report_facts.hpp"
+#include "patch/next_step.hpp"
 #include "similar/index.hpp"
 #include "util/style.hpp"
 
 #include <nlohmann/json.hpp>
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace rmcp::explain {
 
-inline constexpr int k_explain_schema_version = 1;
+// 2: `next` (the command to run) replaced `next_step`, whose diagnostic text is now `check`;
+// `fixes` is the list of patch ids, their costs are in `costs` (issue 30, one vocabulary).
+inline constexpr int k_explain_schema_version = 2;
 
 struct InputSummary {
     std::string source;
@@ -34,12 +38,23 @@ struct ExplainReport {
     // when no entry recognised the log and they agree on a category (basis `similar`).
     std::vector<similar::SimilarReport> similar;
     std::optional<similar::Vote> vote;
+    // The fix each problem's `next` names, by entry id (patch/next_step.hpp); absent: none.
+    std::map<std::string, patch::FixStep> fix_steps;
 };
 
 // The basis of the whole answer: its first problem's, else `similar` with a vote, else `none`.
 Basis report_basis(const ExplainReport& report);
 
-std::string render_text(const ExplainReport& report, const Style& style);
+struct TextOptions {
+    // -v: ranking reasons (`why here`), the facts behind a facts-only problem, the other
+    // fixes, references. Without it: what, where, the excerpt, the next command and its cost.
+    bool verbose = false;
+};
+
+std::string render_text(const ExplainReport& report, const Style& style, const TextOptions& options = {});
+// One problem as `rmcp explain -` announces it the moment its line arrives, before ranking:
+// "line N: CRITICAL id: title" (the summary at the end of input ranks them).
+std::string seen_line(const kb::Entry& entry, std::string_view source, std::uint64_t line);
 nlohmann::json render_json(const ExplainReport& report);
 
 }  // namespace rmcp::explain

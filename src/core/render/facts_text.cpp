@@ -1,5 +1,7 @@
 #include "render/facts_text.hpp"
 
+#include "facts/torch_python.hpp"
+
 #include "facts/facts_json.hpp"
 #include "root/root.hpp"
 
@@ -110,12 +112,14 @@ std::string render_facts_text(const Facts& f, const Style& s) {
                          r.selected_by.empty() ? "" : " in use (" + r.selected_by + ")"));
     line(s.bold(fmt::format("PyTorch ({})", f.torch.size())));
     for (const auto& t : f.torch)
-        line(fmt::format("  {} {} [{}] {}", t.path, show(t.version), t.origin,
+        line(fmt::format("  {} {} [{}] {}{}", t.path, show(t.version), t.origin,
                          t.hip_version    ? "HIP " + *t.hip_version
                          : t.cuda_version ? "CUDA " + *t.cuda_version
                          : t.hip_version.state() == FactState::absent && t.cuda_version.state() == FactState::absent
                              ? std::string("(CPU-only build)")
-                             : fmt::format("HIP {} CUDA {}", show(t.hip_version), show(t.cuda_version))));
+                             : fmt::format("HIP {} CUDA {}", show(t.hip_version), show(t.cuda_version)),
+                         // Which interpreter imports it (findings 6 and 29): the one to run and probe with.
+                         torch_python(t.path, t.origin).empty() ? "" : " for " + torch_python(t.path, t.origin)));
     if (!f.env.empty()) {
         line(s.bold("Environment"));
         for (const auto& [k, v] : f.env) line(fmt::format("  {}={}", k, v));

@@ -8,6 +8,7 @@
 #include <cctype>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <optional>
@@ -145,7 +146,7 @@ std::string env_text(const nlohmann::json& env) {
 constexpr std::string_view k_css = R"(
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:24px;color:#1b1b1b;background:#fff}
 h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px;border-bottom:1px solid #ddd;padding-bottom:4px}
-.verdict{font-size:16px;margin:6px 0 0}.verdict.good{color:#1b5e20}.verdict.bad{color:#b71c1c}
+.verdict{font-size:16px;margin:6px 0 0}.verdict.good{color:#1b5e20}.verdict.bad{color:#b71c1c}.verdict.cpu{color:#8a4b00;font-weight:bold}.stamp{color:#555;margin:0}
 table{border-collapse:collapse}th,td{padding:3px 7px;text-align:left;vertical-align:top}
 table.facts th{color:#555;font-weight:600;padding-right:14px}
 table.grid th.cfg{text-align:center;font-weight:600;white-space:nowrap}table.grid th.cfg small{font-weight:normal;color:#666}
@@ -285,14 +286,43 @@ std::string render_grid_text(const Grid& grid, const Style& style) {
     return out;
 }
 
+namespace {
+
+// A probe on the CPU says nothing about the GPU (newcomer review, finding 5): its headline says
+// so first, in text and on the page, whatever passed.
+constexpr std::string_view k_cpu_headline = "Probed the CPU; this says nothing about your GPU";
+bool probed_cpu(const nlohmann::json& result) { return opt_text(result, "torch_device") == "cpu"; }
+
+std::string plural(std::size_t n, std::string_view one, std::string_view many) {
+    return fmt::format("{} {}", n, n == 1 ? one : many);
+}
+
+// "all 10 pass", "1 of 10 fail": how many scenarios of the default configuration fail.
+std::string failures_text(int failures, std::size_t scenarios) {
+    if (failures == 0)
+        return scenarios == 1 ? "the 1 scenario passes" : fmt::format("all {} scenarios pass", scenarios);
+    return fmt::format("{} of {} fail", failures, plural(scenarios, "scenario", "scenarios"));
+}
+
+// The configuration bisect chose, as the page and the text name it ("" when none).
+std::string chosen_configuration(const nlohmann::json& result) {
+    if (!result.contains("profile") || !result["profile"].is_object()) return {};
+    const auto& p = result["profile"];
+    if (!p.contains("configuration") || !p["configuration"].is_string()) return {};
+    return p["configuration"].get<std::string>();
+}
+
+}  // namespace
+
 Result<std::string> render_summary_text(const nlohmann::json& result, const Style& style, TextLayout layout) {
     auto grid = grid_from_json(result);
     if (!grid) return grid.error();
     const Grid& g = *grid;
     const auto str = [&](std::string_view key) { return opt_text(result, key); };
-    std::string out = fmt::format("device: {}{}  torch {}  python {}\n", str("device"),
-                                  str("gfx_target").empty() ? "" : " (" + str("gfx_target") + ")", str("torch_version"),
-                                  str("python"));
+    std::string out = probed_cpu(result) ? std::string(k_cpu_headline) + "\n" : std::string();
+    out += fmt::format("device: {}{}  torch {}  python {}\n", str("device"),
+                       str("gfx_target").empty() ? "" : " (" + str("gfx_target") + ")", str("torch_version"),
+                       str("python"));
     int failures = 0;
     for (const auto& row : g.cells)
         if (!row.empty() && row[0].ran &&
@@ -325,7 +355,7 @@ Result<std::string> render_summary_text(const nlohmann::json& result, const Styl
             out += fmt::format("  {:<{}}  {}\n", sid, width, text);
         }
     }
-    out += fmt::format("  {} of {} scenarios fail\n", failures, g.scenarios.size());
+    out += fmt::format("  {}\n", failures_text(failures, g.scenarios.size()));
     if (result.contains("bisect") && result["bisect"].is_object()) {
         const auto& b = result["bisect"];
         const auto joined = [&](std::string_view key, std::string_view sep) {
@@ -348,6 +378,17 @@ Result<std::string> render_summary_text(const nlohmann::json& result, const Styl
                     for (const auto& [k, v] : b["fastest_env"].items())
                         out += fmt::format("    {}={}\n", k, scalar_text(v));
             }
+            // What to do with it (finding 23): save it as a profile, then run under it.
+            const std::string saved = result.contains("profile") && result["profile"].is_object() &&
+                                              result["profile"].contains("saved_to") &&
+                                              result["profile"]["saved_to"].is_string()
+                                          ? result["profile"]["saved_to"].get<std::string>()
+                                          : std::string();
+            if (!saved.empty())
+                out += fmt::format("  next: rmcp run --profile {} -- python train.py\n",
+                                   std::filesystem::path(saved).stem().string());
+            else if (!probed_cpu(result))
+                out += "  next: rmcp probe --bisect --save, then rmcp run --profile probed -- python train.py\n";
         } else {
             out += "  no passing configuration found\n";
         }
@@ -378,6 +419,10 @@ Result<std::string> render_html(const nlohmann::json& result, const std::string&
         fmt::format("<title>rmcp probe: {}</title>\n", html_escape(str("device").empty() ? "result" : str("device")));
     out += "<style>" + std::string(k_css) + "</style>\n</head>\n<body>\n";
     out += "<h1>rmcp probe</h1>\n";
+    // Which rmcp measured it, and when (finding 5); a result saved by an older rmcp has neither.
+    if (!str("rmcp_version").empty() || !str("generated_at").empty())
+        out += fmt::format("<p class=\"stamp\">rmcp {}{}</p>\n", html_escape(str("rmcp_version")),
+                           str("generated_at").empty() ? "" : ", " + html_escape(str("generated_at")));
     int failures = 0, total_cells = 0;
     for (std::size_t s = 0; s < g.scenarios.size(); ++s)
         if (!g.cells[s].empty()) {
@@ -386,15 +431,23 @@ Result<std::string> render_html(const nlohmann::json& result, const std::string&
         }
     for (const auto& row : g.cells) total_cells += static_cast<int>(row.size());
     std::string verdict;
+    const std::string chosen = chosen_configuration(result);
     if (bisected)
-        verdict = passed ? "--bisect found a configuration under which every scenario passes"
+        verdict = passed ? fmt::format("--bisect found a configuration under which every scenario passes: {}",
+                                       chosen.empty() ? "default" : chosen)
                          : "no configuration of the switches makes every scenario pass";
     else
-        verdict = passed ? "every scenario passes under the default configuration"
-                         : fmt::format("{} of {} scenarios fail under the default configuration", failures,
-                                       g.scenarios.size());
-    out +=
-        fmt::format("<p class=\"verdict {}\" id=\"verdict\">{}</p>\n", passed ? "good" : "bad", html_escape(verdict));
+        verdict = passed
+                      ? "every scenario passes under the default configuration"
+                      : fmt::format("{} under the default configuration", failures_text(failures, g.scenarios.size()));
+    // On the CPU nothing here is good news about the GPU: the headline says that, never green.
+    const bool cpu = probed_cpu(result);
+    if (cpu) verdict = std::string(k_cpu_headline) + " (" + verdict + ")";
+    out += fmt::format("<p class=\"verdict {}\" id=\"verdict\">{}</p>\n",
+                       cpu      ? "cpu"
+                       : passed ? "good"
+                                : "bad",
+                       html_escape(verdict));
 
     // The machine's facts.
     out += "<section id=\"machine\">\n<h2>Machine</h2>\n<table class=\"facts\">\n";
@@ -424,8 +477,10 @@ Result<std::string> render_html(const nlohmann::json& result, const std::string&
 
     // The grid.
     out += fmt::format("<section id=\"grid\">\n<h2>Scenarios &times; configurations</h2>\n"
-                       "<p>{} scenarios, {} configurations, {} cells; hover a cell for its times.</p>\n",
-                       g.scenarios.size(), g.configurations.size(), total_cells);
+                       "<p>{}, {}, {}; hover a cell for its times.</p>\n",
+                       plural(g.scenarios.size(), "scenario", "scenarios"),
+                       plural(g.configurations.size(), "configuration", "configurations"),
+                       plural(static_cast<std::size_t>(total_cells), "cell", "cells"));
     out += "<p class=\"legend\"><span class=\"o-pass\">pass</span><span class=\"o-wrong\">wrong result</span>"
            "<span class=\"o-crash\">crash</span><span class=\"o-hang\">hang</span>"
            "<span class=\"o-skipped\">skipped (unsupported or not run)</span></p>\n";

@@ -34,10 +34,20 @@ void file_text(std::string& out, const scan::FileScan& f, bool verbose, const St
 
 }  // namespace
 
+std::string scan_totals(const scan::ScanReport& report) {
+    const auto with_code = std::count_if(report.files.begin(), report.files.end(),
+                                         [](const scan::FileScan& f) { return !f.targets().empty(); });
+    return fmt::format("scanned {} file{}, {} with GPU code", report.files.size(), report.files.size() == 1 ? "" : "s",
+                       with_code);
+}
+
 std::string scan_text(const scan::ScanReport& report, bool installations, bool verbose, const Style& style) {
     std::string out;
     if (!installations) {
-        for (const auto& f : report.files) file_text(out, f, verbose, style);
+        // Like ripgrep: the hits; every file with --verbose. The totals say what was skipped.
+        for (const auto& f : report.files)
+            if (verbose || !f.targets().empty()) file_text(out, f, verbose, style);
+        out += scan_totals(report) + "\n";
         return out;
     }
     if (report.installations.empty()) out += fmt::format("No ROCm or PyTorch installation found.\n");

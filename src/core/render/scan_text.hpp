@@ -10,6 +10,9 @@
 
 namespace rmcp::render {
 
+// "scanned N files, M with GPU code": the last line of a scan of named paths, and scan's
+// summary line (-q).
+std::string scan_totals(const scan::ScanReport& report);
 std::string scan_text(const scan::ScanReport& report, bool installations, bool verbose, const Style& style);
 
 }  // namespace rmcp::render

@@ -3,7 +3,10 @@
 #include "detect/detect.hpp"
 #include "facts/facts_json.hpp"
 #include "kb/libraries.hpp"
+#include "kb/kb.hpp"
 #include "patch/auto_profile.hpp"
+#include "patch/next_step.hpp"
+#include "patch/patch.hpp"
 #include "patch/profile.hpp"
 #include "run/incident.hpp"
 #include "run/kb_watcher.hpp"
@@ -12,6 +15,7 @@
 #include "similar/index.hpp"
 #include "similar/terms.hpp"
 #include "util/atomic_file.hpp"
+#include "util/strings.hpp"
 
 #include <fmt/format.h>
 
@@ -132,6 +136,29 @@ nlohmann::json similar_reports(const CommandRequest& request, const std::vector<
     return similar::reports_json(similar::shown(std::move(*nearest), 3));
 }
 
+// What to run after an incident (issue 30: a summary ends with the next command): a run that a
+// stricter profile saved is run under it from the start; otherwise the fix of the problem the
+// summary names first, as explain and doctor name it (patch/next_step.hpp). "" when rmcp knows
+// no command.
+std::string next_after(const CommandRequest& request, const RunResult& result, bool live) {
+    const Attempt& last = result.attempts.back();
+    if (result.attempts.size() > 1 && last.end == AttemptEnd::exited && last.exit_status == 0) {
+        std::string argv;
+        for (const auto& a : request.command) argv += " " + sh_word(a);
+        return fmt::format("{} run --profile {} --{}", request.rmcp_command,
+                           sh_word(last.rung.profile.empty() ? "default" : last.rung.profile), argv);
+    }
+    const std::string id = top_entry(result);
+    if (id.empty()) return {};
+    auto kb = kb::load(request.kb_dir);
+    auto patches = patch::load_patches(request.data_dir / "patches");
+    if (!kb || !patches) return {};
+    const kb::Entry* entry = kb->find(id);
+    if (!entry) return {};
+    auto step = patch::first_fix_step(*entry, *patches, request.rmcp_command, live);
+    return step ? step->next : std::string();
+}
+
 // On an incident, or always with --report: the summary on stderr and the JSON report.
 // Returns false when the report could not be written (the error is printed).
 bool report_incident(const CommandRequest& request, const RunResult& result, const Root& root,
@@ -151,7 +178,12 @@ bool report_incident(const CommandRequest& request, const RunResult& result, con
         diag.error(written.error());
         return false;
     }
-    if (result.incident()) diag.note(fmt::format("incident report: {}", path));
+    if (result.incident()) {
+        diag.note(fmt::format("incident report: {}", path));
+        if (const auto next = next_after(request, result, root.is_live()); !next.empty())
+            diag.note(fmt::format("next: {}", next));
+        diag.note(fmt::format("more: {} explain {}", request.rmcp_command, sh_word(path)));
+    }
     return true;
 }
 

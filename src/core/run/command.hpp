@@ -38,6 +38,8 @@ struct CommandRequest {
     std::filesystem::path executable_dir;
     std::filesystem::path installed_library_dir;
     std::function<Result<Root>()> open_root;
+    // How the user runs rmcp here ("rmcp", "rmcp --root DIR"), for the commands a summary names.
+    std::string rmcp_command = "rmcp";
     // A JSON document as the text written to a file (the CLI stamps rmcp_version and kb_version).
     std::function<std::string(const nlohmann::json&)> json_text;
 };

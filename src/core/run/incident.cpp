@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
@@ -149,22 +151,69 @@ json incident_report(const RunResult& result, const ReportInputs& inputs) {
     return report;
 }
 
-std::vector<std::string> summary_lines(const RunResult& result) {
-    std::vector<std::string> lines;
+namespace {
+
+struct Recognised {
+    const MatchSummary* match = nullptr;
+    std::vector<unsigned> attempts;
+};
+
+// Every problem the failed attempts showed, once, specific entries first: an entry the first
+// failed attempt shows comes before one a later attempt adds.
+std::vector<Recognised> recognised_problems(const RunResult& result) {
+    std::vector<Recognised> out;
+    bool any_specific = false;
+    for (const auto& a : result.attempts)
+        if (a.gpu_failure)
+            for (const auto* m : ranked_gpu_matches(a)) any_specific = any_specific || !m->first.family;
     for (const auto& a : result.attempts) {
         if (!a.gpu_failure) continue;
+        for (const auto* m : ranked_gpu_matches(a)) {
+            if (any_specific && m->first.family) continue;
+            auto it = std::find_if(out.begin(), out.end(),
+                                   [&](const Recognised& r) { return r.match->first.entry_id == m->first.entry_id; });
+            if (it == out.end()) out.push_back({m, {a.number}});
+            else it->attempts.push_back(a.number);
+        }
+    }
+    return out;
+}
+
+std::string attempt_list(const std::vector<unsigned>& numbers, std::size_t failed) {
+    if (numbers.size() == failed && failed > 1) return "every attempt";
+    std::string out = numbers.size() == 1 ? "attempt " : "attempts ";
+    for (std::size_t i = 0; i < numbers.size(); ++i) out += (i ? ", " : "") + std::to_string(numbers[i]);
+    return out;
+}
+
+}  // namespace
+
+std::string top_entry(const RunResult& result) {
+    const auto problems = recognised_problems(result);
+    return problems.empty() ? std::string() : problems.front().match->first.entry_id;
+}
+
+std::vector<std::string> summary_lines(const RunResult& result) {
+    std::vector<std::string> lines;
+    std::size_t failed = 0;
+    for (const auto& a : result.attempts) {
+        if (!a.gpu_failure) continue;
+        ++failed;
         const std::string how = a.end == AttemptEnd::signaled
                                     ? fmt::format("killed by {} (exit {})", signal_name(a.exit_status), a.shell_code())
                                     : fmt::format("exit {}", a.exit_status);
-        const std::string profile = a.rung.profile.empty() ? "no profile" : "profile " + a.rung.profile;
-        lines.push_back(fmt::format("attempt {} ({}{}): {}{}", a.number, profile, a.rung.hide_gpu ? ", GPU hidden" : "",
-                                    how,
+        lines.push_back(fmt::format("attempt {} (profile {}): {}{}", a.number, rung_name(a.rung), how,
                                     a.stalled ? fmt::format(", stopped after no output (suspected GPU hang)") : ""));
-        for (const auto& m : a.matches) {
-            if (!is_gpu_failure_category(m.first.category)) continue;
-            lines.push_back(fmt::format("  recognised {} [{}]: {}", m.first.entry_id, m.first.category, m.first.title));
-            if (!m.first.line.empty())
-                lines.push_back(fmt::format("    {}: {}", stream_name(m.first.stream), m.first.line));
+    }
+    std::vector<std::string> quoted;
+    for (const auto& r : recognised_problems(result)) {
+        const auto& m = r.match->first;
+        lines.push_back(fmt::format("recognised {} [{}]{}: {}", m.entry_id, m.category,
+                                    failed > 1 ? " in " + attempt_list(r.attempts, failed) : std::string(), m.title));
+        // The same line often answers several entries, and every attempt prints it again.
+        if (!m.line.empty() && std::find(quoted.begin(), quoted.end(), m.line) == quoted.end()) {
+            quoted.push_back(m.line);
+            lines.push_back(fmt::format("  {}: {}", stream_name(m.stream), m.line));
         }
     }
     return lines;

@@ -53,8 +53,13 @@ nlohmann::json incident_report(const RunResult& result, const ReportInputs& inpu
 // targets, driver, device access, ROCm, PyTorch and the relevant environment.
 nlohmann::json relevant_facts(const nlohmann::json& facts);
 
-// A few lines for stderr: what died, of what, and what rmcp recognised.
+// A few lines for stderr: what died (one line per failed attempt, under rung_name()), then
+// each problem recognised once, ranked as explain ranks them (ranked_gpu_matches: family
+// entries only when no specific entry matched), with the line it matched, each distinct line
+// quoted once. The caller adds the incident path and what to run next.
 std::vector<std::string> summary_lines(const RunResult& result);
+// The entry the summary names first: what `next` is about ("" when none).
+std::string top_entry(const RunResult& result);
 
 // $XDG_STATE_HOME/rmcp/incidents/<UTC time>-<pid>.json ($HOME/.local/state when unset).
 std::string default_report_path(std::chrono::system_clock::time_point when);

@@ -45,6 +45,7 @@ private:
         out.severity = std::string(kb::severity_name(entry.severity));
         // How sure (docs/explain.md, "Basis"): run sees log lines only, never a report's facts.
         out.basis = std::string(explain::basis_name(explain::entry_basis(entry)));
+        out.family = kb::is_family(entry);
         out.stream = stream;
         out.end_offset = m.end_offset;
         for (const auto& line : m.excerpt)

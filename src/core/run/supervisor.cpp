@@ -650,18 +650,25 @@ private:
     int m_ending_signal = 0;                    // the last SIGTERM/SIGHUP: what ends rmcp at m_end_at
 };
 
+}  // namespace
+
 std::string rung_name(const Rung& rung) {
-    std::string name = rung.profile.empty() ? "(none)" : rung.profile;
+    std::string name = rung.profile.empty() ? "default" : rung.profile;
     if (rung.hide_gpu) name += " + GPU hidden";
     return name;
 }
 
-}  // namespace
+std::vector<const MatchSummary*> ranked_gpu_matches(const Attempt& attempt) {
+    std::vector<const MatchSummary*> specific;
+    std::vector<const MatchSummary*> family;
+    for (const auto& m : attempt.matches)
+        if (is_gpu_failure_category(m.first.category)) (m.first.family ? family : specific).push_back(&m);
+    return specific.empty() ? family : specific;
+}
 
 std::string first_gpu_match(const Attempt& attempt) {
-    for (const auto& m : attempt.matches)
-        if (is_gpu_failure_category(m.first.category)) return m.first.entry_id;
-    return "GPU failure";
+    const auto ranked = ranked_gpu_matches(attempt);
+    return ranked.empty() ? "GPU failure" : ranked.front()->first.entry_id;
 }
 
 std::string_view stream_name(StreamId s) { return s == StreamId::out ? "stdout" : "stderr"; }

@@ -108,8 +108,16 @@ struct RunResult {
 // rung while one is left. Notes (retrying, stalls) go to diag.
 RunResult supervise(const RunOptions& options, Diagnostics& diag);
 
-// The id of the first match in a GPU category, for messages.
+// The matches in a GPU category (is_gpu_failure_category), ranked as explain ranks them:
+// specific entries in order of appearance, family entries only when no specific one matched.
+std::vector<const MatchSummary*> ranked_gpu_matches(const Attempt& attempt);
+// The id of the first of them, for messages ("GPU failure" when there is none).
 std::string first_gpu_match(const Attempt& attempt);
+// How every message names the profile of an attempt: its profile, "default" when the run
+// has none (the user's environment and profile.env as they are: what profiles/00-default.toml
+// describes), "+ GPU hidden" when it hides the GPU. One name for --dry-run, the retry notes
+// and the summary (newcomer review, finding 10).
+std::string rung_name(const Rung& rung);
 
 // The longest time option rmcp accepts: 30 days (docs/run.md, "Signals, stalls, exit status").
 inline constexpr double k_max_seconds = 30.0 * 24 * 3600;

@@ -24,6 +24,9 @@ struct WatchMatch {
     std::string title;
     std::string severity;
     std::string basis;  // explain::basis_name: "signature" (a specific entry) or "family"
+    // A family entry (kb::is_family): it names a message family, not a cause, and ranks after
+    // every specific entry in what run says (the same ranking as explain: issue 30).
+    bool family = false;
     StreamId stream = StreamId::out;
     std::uint64_t end_offset = 0;  // byte offset just past the match, within its stream
     std::string line;              // the line around the match (filled by the supervisor)

@@ -126,7 +126,8 @@ private:
 
 void finish(InstallationScan& inst, LibraryScanMap& libs) {
     for (auto& [name, lib] : libs) {
-        std::sort(lib.targets.begin(), lib.targets.end());
+        std::sort(lib.targets.begin(), lib.targets.end(),
+                  [](const auto& x, const auto& y) { return target_order_less(x, y); });
         inst.libraries.push_back(std::move(lib));
     }
 }
@@ -324,6 +325,15 @@ json scan_report_json(const ScanReport& report) {
     return out;
 }
 
+namespace {
+// A set of targets as listed everywhere: in target order (scan.hpp, target_order_less).
+std::vector<std::string> in_target_order(const std::set<std::string>& targets) {
+    std::vector<std::string> out(targets.begin(), targets.end());
+    std::sort(out.begin(), out.end(), [](const auto& x, const auto& y) { return target_order_less(x, y); });
+    return out;
+}
+}  // namespace
+
 json libraries_json(const ScanReport& report) {
     json out = {{"scanned", true}};
     json rocm = json::array();
@@ -341,9 +351,7 @@ json libraries_json(const ScanReport& report) {
                 paths.insert(paths.end(), lib.files.begin(), lib.files.end());
             }
         }
-        json entry = {{"path", inst.path},
-                      {"targets", std::vector<std::string>(all.begin(), all.end())},
-                      {"libraries", std::move(libs)}};
+        json entry = {{"path", inst.path}, {"targets", in_target_order(all)}, {"libraries", std::move(libs)}};
         (inst.kind == "torch" ? torch : rocm).push_back(std::move(entry));
     }
     out["rocm"] = std::move(rocm);
@@ -351,8 +359,7 @@ json libraries_json(const ScanReport& report) {
     // ROCm libraries by name, over every ROCm installation: libraries.rocblas.targets.
     for (const auto& [name, value] : by_name) {
         if (out.contains(name)) continue;  // never shadow the fixed keys
-        out[name] = {{"targets", std::vector<std::string>(value.first.begin(), value.first.end())},
-                     {"files", value.second}};
+        out[name] = {{"targets", in_target_order(value.first)}, {"files", value.second}};
     }
     json coverage = json::array();
     for (const auto& c : report.coverage) {

@@ -330,11 +330,54 @@ std::string_view file_kind_name(FileKind k) {
     }
 }
 
+namespace {
+// gfxMAJOR MINOR STEPPING: the last two characters are minor and stepping (hexadecimal
+// digits, LLVM AMDGPUUsage "Processors"), the decimal digits before them the generation.
+struct TargetKey {
+    bool gfx = false;
+    unsigned long major = 0;
+    int minor = 0, stepping = 0;
+    std::string_view features;
+};
+int hex_value(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    return -1;
+}
+TargetKey target_key(std::string_view t) {
+    TargetKey k;
+    const auto colon = t.find(':');
+    const std::string_view processor = t.substr(0, colon);
+    if (colon != std::string_view::npos) k.features = t.substr(colon);
+    if (!processor.starts_with("gfx") || processor.size() < 6) return k;
+    const std::string_view digits = processor.substr(3, processor.size() - 5);
+    if (digits.find_first_not_of("0123456789") != std::string_view::npos) return k;
+    k.minor = hex_value(processor[processor.size() - 2]);
+    k.stepping = hex_value(processor[processor.size() - 1]);
+    if (k.minor < 0 || k.stepping < 0) return k;
+    k.major = std::stoul(std::string(digits));
+    k.gfx = true;
+    return k;
+}
+}  // namespace
+
+bool target_order_less(std::string_view a, std::string_view b) {
+    const auto ka = target_key(a), kb = target_key(b);
+    if (ka.gfx != kb.gfx) return ka.gfx;
+    if (!ka.gfx) return a < b;
+    if (ka.major != kb.major) return ka.major < kb.major;
+    if (ka.minor != kb.minor) return ka.minor < kb.minor;
+    if (ka.stepping != kb.stepping) return ka.stepping < kb.stepping;
+    return ka.features < kb.features;
+}
+
 std::vector<std::string> FileScan::targets() const {
     std::set<std::string> s;
     for (const auto& c : code)
         if (!c.target.empty()) s.insert(c.target);
-    return {s.begin(), s.end()};
+    std::vector<std::string> out(s.begin(), s.end());
+    std::sort(out.begin(), out.end(), [](const auto& x, const auto& y) { return target_order_less(x, y); });
+    return out;
 }
 
 std::optional<FileKind> name_only_kind(std::string_view name) {

@@ -49,7 +49,8 @@ struct FileScan {
     std::vector<Warning> warnings;
     bool unreadable = false;  // could not be opened; warnings say why
 
-    // Sorted, de-duplicated device target ids (host entries excluded).
+    // De-duplicated device target ids (host entries excluded), in target order
+    // (target_order_less: gfx700 before gfx1010).
     [[nodiscard]] std::vector<std::string> targets() const;
 };
 
@@ -76,5 +77,10 @@ bool is_scannable_name(std::string_view name);
 // their real path inside `root` (Root::canonical), sorted. Problems (unreadable
 // directories, link loops) become warnings.
 std::vector<std::string> collect_files(const Root& root, const std::string& path, std::vector<std::string>& problems);
+
+// The order targets are listed in: by generation, then minor version and stepping
+// (gfx700 < gfx906 < gfx90a < gfx1010 < gfx1100), the way ROCm lists them; a target id's
+// features (":xnack-") after its processor. Names that are no gfx target sort after, as text.
+bool target_order_less(std::string_view a, std::string_view b);
 
 }  // namespace rmcp::scan

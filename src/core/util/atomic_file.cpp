@@ -73,14 +73,14 @@ Result<Target> check_target(int dirfd, const std::string& name, const std::strin
 }
 
 Status write_at(int dirfd, const std::string& name, std::string_view content, std::optional<mode_t> exact_mode,
-                mode_t new_mode, const std::string& shown, bool refuse_links) {
+                mode_t new_mode, const std::string& shown, bool refuse_links, bool hidden_temp) {
     auto target = check_target(dirfd, name, shown, refuse_links);
     if (!target) return target.error();
     const mode_t mode = exact_mode ? *exact_mode : (target->keep_mode ? target->mode : new_mode);
     std::string temp;
     UniqueFd fd;
     for (int attempt = 0; attempt < 100 && !fd; ++attempt) {
-        temp = name + std::string(k_temp_infix) + random_suffix();
+        temp = (hidden_temp ? "." : "") + name + std::string(k_temp_infix) + random_suffix();
         fd.reset(::openat(dirfd, temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
         if (!fd && errno != EEXIST) return os_error("creating temporary file for", shown, errno);
     }
@@ -140,7 +140,7 @@ Status write_at(int dirfd, const std::string& name, std::string_view content, st
 
 Status write_file_atomic_at(int dirfd, std::string_view name, std::string_view content, mode_t mode,
                             const std::string& shown) {
-    return write_at(dirfd, std::string(name), content, mode, mode, shown, false);
+    return write_at(dirfd, std::string(name), content, mode, mode, shown, false, false);
 }
 
 namespace {
@@ -162,7 +162,10 @@ Status write_file_atomic(const std::string& path, std::string_view content, mode
     if (auto s = check_output_name(path); !s) return s;
     UniqueFd dir(::open(std::string(dirname(path)).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (!dir) return os_error("creating temporary file for", path, errno);
-    return write_at(dir.get(), base_name(path), content, std::nullopt, mode, path, true);
+    // A hidden temporary name: the directories rmcp's outputs go to are read by others that
+    // skip dot files (NFD's features.d, watched with inotify: a visible temporary file would
+    // be read half-written; docs/fleet.md).
+    return write_at(dir.get(), base_name(path), content, std::nullopt, mode, path, true, true);
 }
 
 Status check_output_file(const std::string& path) {

@@ -13,8 +13,11 @@
 
 namespace rmcp {
 
-// The temporary file's name: `<name>.rmcp-tmp-XXXXXX` next to the target. A kill between
-// its creation and the rename leaves one behind; `rmcp patch status` and `apply` remove them.
+// The temporary file's name: `<name>.rmcp-tmp-XXXXXX` next to the target (write_file_atomic_at),
+// `.<name>.rmcp-tmp-XXXXXX` for a file the user named (write_file_atomic: hidden, so that a
+// reader of the directory that skips dot files, such as NFD's features.d, never reads it).
+// A kill between its creation and the rename leaves one behind; `rmcp patch status` and
+// `apply` remove those next to patch targets.
 inline constexpr std::string_view k_temp_infix = ".rmcp-tmp-";
 
 // Writes `path` (a file the user named). Only a regular file or a missing path is replaced:

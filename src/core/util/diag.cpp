@@ -1,5 +1,6 @@
 #include "util/diag.hpp"
 
+#include "util/style.hpp"
 #include "util/text.hpp"
 
 #include <fmt/core.h>
@@ -23,7 +24,12 @@ void Diagnostics::report(MessageLevel severity, std::string_view message) {
     if (m_verbosity == Verbosity::quiet && severity != MessageLevel::error) return;
     // Messages name paths, arguments and values from input: shown through the one terminal-safe
     // path (util/text.hpp). Some are several lines by design (a rollback's list of files).
-    raw(fmt::format("rmcp: {}: {}\n", label(severity), terminal_safe(message, Shown::lines)));
+    const Style style(m_color);
+    const std::string name = fmt::format("{}:", label(severity));
+    const std::string shown = severity == MessageLevel::error     ? style.bold(style.red(name))
+                              : severity == MessageLevel::warning ? style.bold(style.yellow(name))
+                                                                  : style.bold(name);
+    raw(fmt::format("rmcp: {} {}\n", shown, terminal_safe(message, Shown::lines)));
 }
 
 // fwrite, not fmt::print: fmt throws on a failed write, and a broken stderr must not turn

@@ -30,11 +30,15 @@ public:
     [[nodiscard]] int warnings() const { return m_warnings; }
     void set_verbosity(Verbosity v) { m_verbosity = v; }
     [[nodiscard]] Verbosity verbosity() const { return m_verbosity; }
+    // Colours the label ("error" red, "warning" yellow), as git, cargo and rg do; the CLI
+    // turns it on from --color and stderr (util/terminal.hpp, use_color).
+    void set_color(bool color) { m_color = color; }
 
 private:
     std::FILE* m_out;
     Verbosity m_verbosity;
     int m_warnings = 0;
+    bool m_color = false;
 };
 
 }  // namespace rmcp

@@ -46,6 +46,11 @@ private:
 }  // namespace
 
 void StandardOutput::write(std::string_view bytes) {
+    if (m_held) return;
+    write_always(bytes);
+}
+
+void StandardOutput::write_always(std::string_view bytes) {
     if (m_error != 0 || bytes.empty()) return;
     const int saved_errno = errno;
     SigpipeBlocked blocked;

@@ -33,6 +33,13 @@ public:
         write(fmt::format(format, std::forward<T>(args)...));
     }
 
+    // -q's gate (src/cli/context.hpp, "-q and -v"): while held, write() drops what it is
+    // given (the text report of a command run with -q); write_always() writes regardless
+    // (the command's summary line). Failures are recorded the same way.
+    void set_held(bool held) { m_held = held; }
+    [[nodiscard]] bool held() const { return m_held; }
+    void write_always(std::string_view bytes);
+
     // Checks what other code may have left in C's and C++'s stdout buffers (libraries):
     // flushes them and records a failure like any other. Called once, before exiting.
     void finish();
@@ -46,6 +53,7 @@ public:
 private:
     int m_fd;
     int m_error = 0;
+    bool m_held = false;
 };
 
 // The process's writer on fd 1.

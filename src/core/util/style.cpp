@@ -1,21 +1,7 @@
 #include "util/style.hpp"
 
-#include <cstdlib>
-#include <unistd.h>
-
 namespace rmcp {
 
-bool use_color(ColorMode mode, int fd) {
-    switch (mode) {
-    case ColorMode::always: return true;
-    case ColorMode::never: return false;
-    case ColorMode::automatic: {
-        const char* no_color = std::getenv("NO_COLOR");
-        if (no_color && *no_color) return false;
-        return ::isatty(fd) == 1;
-    }
-    }
-    return false;
-}
+Style terminal_style(ColorMode mode, int fd) { return Style(use_color(mode, fd), locale_is_utf8(), output_width(fd)); }
 
 }  // namespace rmcp
