@@ -4,7 +4,7 @@ format corpus, written to docs/explain-accuracy.md.
 
     /usr/bin/python3 bench/explain_accuracy.py [--rmcp build/rmcp] [--out docs/explain-accuracy.md]
 
-Real corpus (tests/logs/real/MANIFEST.toml): excerpts copied from public threads, each with
+Real corpus (threads/threads.toml, read through bench/threads_corpus.py): excerpts copied from public threads, each with
 the category and kb entry the thread established as the cause. Every log is explained with
 `rmcp --format json explain --no-facts LOG` (facts from this build machine say nothing about
 the reporter's; a bug report inside the log still supplies the reporter's facts). Measured
@@ -31,17 +31,21 @@ import os
 import pathlib
 import re
 import subprocess
+import sys
 import tempfile
 import tomllib
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import threads_corpus  # noqa: E402  (bench/threads_corpus.py: the records, one source of truth)
+
 REPO = pathlib.Path(__file__).resolve().parents[1]
 LOGS = REPO / "tests" / "logs"
-REAL = LOGS / "real"
+REAL = threads_corpus.EXCERPTS
 # The fixed category list (src/core/kb/kb.hpp k_categories).
 CATEGORIES = ["gpu-memory-fault", "gpu-hang", "hsa-runtime-error", "missing-code-object", "rocblas-missing-arch",
               "miopen-failure", "kernel-driver-fault", "device-access", "fork-after-init", "out-of-memory",
               "install-mismatch", "unsupported-gpu", "config-risk"]
-VALIDATION_PERCENT = 35  # of threads, by URL hash: at least 30% in expectation and in fact (checked)
+VALIDATION_PERCENT = threads_corpus.VALIDATION_PERCENT
 
 
 # "An error line of a known family", written from the issue's list ("No shrug when there is an
@@ -76,26 +80,44 @@ def known_family_line(path):
     return None
 
 
-def split_for(url):
-    """The frozen split of a thread: a hash of its URL, never of anything rmcp says about it."""
-    return "validation" if int(hashlib.sha256(url.encode()).hexdigest()[:8], 16) % 100 < VALIDATION_PERCENT else "dev"
+split_for = threads_corpus.split_for
 
 
 # One compiled-database cache for all the runs of one process (src/core/explain/db_cache.hpp):
-# the kb is compiled once instead of once per log.
+# the kb is compiled once instead of once per log; the index of threads is built there once too.
 _CACHE = tempfile.TemporaryDirectory(prefix="rmcp-accuracy-")
+# A data directory whose threads/ holds the dev threads only (issue 31, "honest retrieval
+# figures"): a validation row never finds a validation thread, and a dev row leaves its own
+# thread out (--exclude-thread), so no thread ever retrieves itself.
+_DATA = tempfile.TemporaryDirectory(prefix="rmcp-accuracy-data-")
 
 
-def explain(rmcp, path):
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "NO_COLOR": "1", "RMCP_DATA_DIR": str(REPO),
-           "XDG_CACHE_HOME": _CACHE.name}
-    proc = subprocess.run([rmcp, "--format", "json", "explain", "--no-facts", str(path)], capture_output=True, env=env)
+def dev_only_data_dir():
+    d = pathlib.Path(_DATA.name)
+    if not (d / "kb").exists():
+        (d / "kb").symlink_to(REPO / "kb")
+        (d / "threads").mkdir()
+        (d / "threads" / "excerpts").symlink_to(threads_corpus.EXCERPTS)
+        text = threads_corpus.RECORDS.read_text()
+        head, *records = re.split(r"(?m)^(?=\[\[thread\]\]$)", text)
+        dev = [r for r in records if re.search(r'(?m)^split = "dev"$', r)]
+        (d / "threads" / "threads.toml").write_text(head + "".join(dev))
+    return d
+
+
+def explain(rmcp, path, exclude=None, facts=None, data_dir=None):
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "NO_COLOR": "1",
+           "RMCP_DATA_DIR": str(data_dir or REPO), "XDG_CACHE_HOME": _CACHE.name}
+    cmd = [rmcp, "--format", "json", "explain"] + (["--facts", str(facts)] if facts else ["--no-facts"])
+    if exclude:
+        cmd += ["--exclude-thread", exclude]
+    proc = subprocess.run(cmd + [str(path)], capture_output=True, env=env)
     out = json.loads(proc.stdout) if proc.stdout.strip() else {"problems": []}
     return proc.returncode, out
 
 
 def real_manifest():
-    return tomllib.loads((REAL / "MANIFEST.toml").read_text())["log"]
+    return threads_corpus.rows()
 
 
 def kb_categories():
@@ -118,45 +140,86 @@ def manifest_problems(logs):
     return problems
 
 
-def evaluate_real(rmcp):
-    """One row per real log: what the thread says and what rmcp answered."""
+def answer_categories(out):
+    """The categories of an answer in order: its problems', else the vote of the similar
+    threads, then the similar threads' own (distinct)."""
+    cats = [p["category"] for p in out.get("problems", [])]
+    if out.get("similar_vote"):
+        cats.append(out["similar_vote"]["category"])
+    cats += [t["category"] for t in out.get("similar", [])]
+    return list(dict.fromkeys(c for c in cats if c))
+
+
+def evaluate_real(rmcp, facts_dir=None):
+    """One row per real log: what the thread says and what rmcp answered, with the index of
+    dev threads only (dev rows leave their own thread out). With `facts_dir`, each log is
+    explained with --facts (the thread's machine: in_situ_facts) instead of --no-facts."""
     rows = []
+    data = dev_only_data_dir()
     for log in real_manifest():
-        rc, out = explain(rmcp, REAL / log["file"])
+        facts = in_situ_facts(rmcp, log, facts_dir) if facts_dir else None
+        rc, out = explain(rmcp, REAL / log["file"], exclude=log["url"] if log["split"] == "dev" else None,
+                          facts=facts, data_dir=data)
         problems = out.get("problems", [])
         first = problems[0] if problems else None
+        cats = answer_categories(out)
+        similar = out.get("similar", [])
         rows.append({
             "file": log["file"], "url": log["url"], "split": log["split"], "clean": log.get("clean", False),
             "category": log.get("category", ""), "kb_entry": log.get("kb_entry", ""),
             "exit": rc, "first_id": first["id"] if first else None,
             "first_category": first["category"] if first else None,
             "first_confidence": first["confidence"] if first else None,
+            "basis": out.get("basis", "none"),
+            "answer_category": cats[0] if cats else None,
+            "top3": cats[:3],
+            "similar_first_category": similar[0]["category"] if similar else None,
+            "similar_categories": [t["category"] for t in similar[:3]],
+            "similar_first": similar[0]["similarity"] if similar else None,
             "ids": [p["id"] for p in problems], "facts_source": out.get("facts_source"),
             "known_family": known_family_line(REAL / log["file"]),
         })
     return rows
 
 
+BASES = ["signature", "family", "similar", "none"]
+
+
 def summarise(rows):
-    """Per split: threads, logs, and the four measures with their numerators and denominators."""
+    """Per split: threads, logs, and the measures with their numerators and denominators."""
     out = {}
     for split in ("dev", "validation"):
         rs = [r for r in rows if r["split"] == split]
         failing = [r for r in rs if not r["clean"]]
         named = [r for r in failing if r["kb_entry"]]
         clean = [r for r in rs if r["clean"]]
+        with_similar = [r for r in failing if r["similar_first_category"]]
         out[split] = {
             "threads": len({r["url"] for r in rs}),
             "logs": len(rs),
-            "top1": (sum(r["first_category"] == r["category"] for r in failing), len(failing)),
+            # the kb's answer alone (the first problem), as before issue 31
+            "top1_kb": (sum(r["first_category"] == r["category"] for r in failing), len(failing)),
+            # the whole answer: the first problem, else the vote of the similar threads
+            "top1": (sum(r["answer_category"] == r["category"] for r in failing), len(failing)),
+            "top3": (sum(r["category"] in r["top3"] for r in failing), len(failing)),
             "entry_first": (sum(r["first_id"] == r["kb_entry"] for r in named), len(named)),
-            "unrecognised": (sum(r["first_id"] is None for r in failing), len(failing)),
-            "false_positives": (sum(r["first_id"] is not None for r in clean), len(clean)),
+            "unrecognised": (sum(r["basis"] == "none" for r in failing), len(failing)),
+            "unrecognised_kb": (sum(r["first_id"] is None for r in failing), len(failing)),
+            "false_positives": (sum(r["basis"] != "none" for r in clean), len(clean)),
             "generic_first": (sum(r["first_confidence"] == "generic" for r in failing), len(failing)),
             # failing logs with an error line of a known family, and how many of them got exit 1
             "family_unrecognised": (sum(r["first_id"] is None for r in failing if r["known_family"]),
                                     sum(bool(r["known_family"]) for r in failing)),
+            # retrieval (the similar reports shown): the first one's category is the row's; the
+            # row's category among the first 3
+            "similar_top1": (sum(r["similar_first_category"] == r["category"] for r in with_similar), len(with_similar)),
+            "similar_top3": (sum(r["category"] in r["similar_categories"] for r in with_similar), len(with_similar)),
+            "similar_shown": (len(with_similar), len(failing)),
         }
+        for basis in BASES:
+            answered = [r for r in rs if r["basis"] == basis]
+            right = sum(not r["clean"] and r["answer_category"] == r["category"] for r in answered)
+            out[split]["basis_" + basis] = (right, len(answered))
     return out
 
 
@@ -165,11 +228,12 @@ def pct(pair):
     return f"{100 * n / d:.1f}% ({n}/{d})" if d else "n/a (0)"
 
 
-def real_section(rows):
+def real_section(rows, rows_situ=None):
     s = summarise(rows)
-    lines = ["## Real logs (tests/logs/real/)", "",
+    s_situ = summarise(rows_situ) if rows_situ else None
+    lines = ["## Real logs (threads/)", "",
              "Excerpts copied exactly from public issue threads and forum posts (each with its URL in",
-             "`tests/logs/real/MANIFEST.toml`), labelled with the category and kb entry that the thread",
+             "`threads/threads.toml`), labelled with the category and kb entry that the thread",
              "established as the cause. The split is frozen by a hash of the thread's URL",
              f"(`split_for()`, {VALIDATION_PERCENT}% to validation); kb changes are written against `dev` only.", "",
              "Labelling rule (checked by this script and `tests/cli/test_explain_real.py` on every row of both",
@@ -182,16 +246,7 @@ def real_section(rows):
              "entry whose failure is the MES scheduler not answering, then a GPU reset, is `gpu-hang` (the",
              "category of `mes-hang`, and of 7 of the 9 such rows before the rule); it moved one dev and one",
              "validation row from `kernel-driver-fault`.", "",
-             "| measure | dev | validation |", "| --- | ---: | ---: |",
-             f"| threads | {s['dev']['threads']} | {s['validation']['threads']} |",
-             f"| logs | {s['dev']['logs']} | {s['validation']['logs']} |",
-             f"| top-1 category | {pct(s['dev']['top1'])} | {pct(s['validation']['top1'])} |",
-             f"| right entry first | {pct(s['dev']['entry_first'])} | {pct(s['validation']['entry_first'])} |",
-             f"| nothing recognised (failing logs) | {pct(s['dev']['unrecognised'])} | {pct(s['validation']['unrecognised'])} |",
-             f"| false positives (clean logs) | {pct(s['dev']['false_positives'])} | {pct(s['validation']['false_positives'])} |",
-             f"| answered by a family entry only | {pct(s['dev']['generic_first'])} | {pct(s['validation']['generic_first'])} |",
-             f"| failing logs with an error line of a known family | {s['dev']['family_unrecognised'][1]} | {s['validation']['family_unrecognised'][1]} |",
-             f"| ... of those, nothing recognised | {pct(s['dev']['family_unrecognised'])} | {pct(s['validation']['family_unrecognised'])} |",
+             ] + measures_table(s, s_situ) + [
              "", "Per category (top-1 category hits / failing logs of that category):", "",
              "| category | dev | validation |", "| --- | ---: | ---: |"]
     for cat in CATEGORIES:
@@ -215,6 +270,7 @@ def real_section(rows):
               + " (validation: counts only, above).", ""]
     # Validation misses are counted, never named: the page is read by whoever next edits the
     # kb, and a named miss with rmcp's answer is exactly what the split exists to hide.
+    lines += CALIBRATION
     hidden = sum(1 for r in rows if r["split"] == "validation" and is_miss(r))
     lines += ["Misses (first answer differs from the thread's cause). Dev rows only; validation has "
               f"{hidden}, counted and not listed, so that kb work cannot be steered by them:", "",
@@ -226,6 +282,96 @@ def real_section(rows):
         got = f"{r['first_id']} ({r['first_category']})" if r["first_id"] else "nothing recognised"
         lines.append(f"| {r['split']} | {r['file']} | {said} | {got} |")
     return lines, s
+
+
+CALIBRATION = ['### Calibration of the similar reports (dev threads only)',
+    '',
+    '`k_show_similarity` and `k_vote_similarity` (src/core/similar/index.cpp) were set from one run of', "this script's dev rows with a build whose thresholds were 0 (2026-11-28; leave-one-thread-out, never", 'a validation row). Failing dev logs whose first similar thread was at or above a similarity, and how', "many of those threads established the log's category:", '', "| similarity of the first similar thread | failing dev logs | its category is the log's |", '| --- | ---: | ---: |',
+    '| below 0.1 | 22 | 8 |',
+    '| 0.1 to 0.2 | 22 | 6 |',
+    '| 0.2 to 0.3 | 28 | 15 |',
+    '| 0.3 to 0.4 | 19 | 13 |',
+    '| 0.4 to 0.5 | 25 | 17 |',
+    '| 0.5 to 0.7 | 41 | 26 |',
+    '| 0.7 and above | 146 | 110 |',
+    '',
+    'Below 0.3 the first thread is right about half the time or less: reports are shown from 0.3.',
+    'Clean dev logs: the nearest failing thread of one (`clean--ollama-8473.log`) had similarity 1.0',
+    '(benign lines that a failing thread printed too) and of another 0.5, but no clean log had two of its',
+    'nearest three agree on a category; hence the vote needs 2 agreeing threads of the nearest 3 at or', "above 0.3. Of the 14 dev logs no kb entry recognised, none was answered right by the threads' vote at", 'any threshold (the one voted, `install-mismatch--tensorflow-upstream-1196.log`, at 0.74, wrong).',
+    '']
+
+
+MEASURES = [
+    ("threads", "threads"),
+    ("logs", "logs"),
+    ("top1", "top-1 category (the answer: the first problem, else the similar threads' vote)"),
+    ("top3", "the right category among the first 3 answers"),
+    ("top1_kb", "top-1 category, kb entries only (as before issue 31)"),
+    ("entry_first", "right entry first"),
+    ("unrecognised", "nothing recognised (basis `none`, failing logs)"),
+    ("unrecognised_kb", "no kb entry recognised (failing logs)"),
+    ("false_positives", "problems reported on clean logs (any basis but `none`)"),
+    ("generic_first", "answered by a family entry only"),
+    ("family_unrecognised", "failing logs with an error line of a known family: no kb entry"),
+    ("similar_shown", "failing logs with similar public reports shown"),
+    ("similar_top1", "... the first similar thread's category is the log's"),
+    ("similar_top3", "... the log's category among the first 3 similar threads"),
+]
+
+
+def measures_table(s, s_situ):
+    """dev, validation and (with --in-situ) validation in situ, side by side; then per basis
+    the answers given and how many named the thread's category (precision)."""
+    cols = ["dev", "validation"] + (["validation, in situ"] if s_situ else [])
+    lines = ["| measure | " + " | ".join(cols) + " |", "| --- |" + " ---: |" * len(cols)]
+
+    def cell(summary, key):
+        v = summary[key]
+        return str(v) if isinstance(v, int) else pct(v)
+    for key, label in MEASURES:
+        cells = [cell(s["dev"], key), cell(s["validation"], key)] + ([cell(s_situ["validation"], key)] if s_situ else [])
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    lines += ["", "Per basis (`basis` in explain's JSON; docs/explain.md, \"Basis\"): answers with that basis whose",
+              "category is the thread's (precision; a clean log answered counts as wrong) / answers given:", "",
+              "| basis | " + " | ".join(cols) + " |", "| --- |" + " ---: |" * len(cols)]
+    for basis in BASES:
+        key = "basis_" + basis
+        if basis == "none":
+            cells = [str(s["dev"][key][1]), str(s["validation"][key][1])] + ([str(s_situ["validation"][key][1])] if s_situ else [])
+            lines.append("| none (answers without a category) | " + " | ".join(cells) + " |")
+            continue
+        cells = [pct(s["dev"][key]), pct(s["validation"][key])] + ([pct(s_situ["validation"][key])] if s_situ else [])
+        lines.append(f"| {basis} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def in_situ_facts(rmcp, log, facts_dir):
+    """The facts file of the thread's machine, as far as the thread states it (gfx target, GPU
+    name, ROCm and PyTorch versions in threads.toml): written as the lines a bug report shows
+    and read back by `rmcp detect --from-report` into `detect --format json`'s schema. None
+    when the thread states none of them (the log is then explained with --no-facts)."""
+    lines = []
+    if log.get("gfx_target"):
+        lines += ["Agent 2", f"  Name:                    {log['gfx_target']}"]
+        if log.get("gpu"):
+            lines.append(f"  Marketing Name:          {log['gpu']}")
+    if log.get("rocm"):
+        lines.append(f"ROCm version: {log['rocm']}")
+    if log.get("torch"):
+        lines.append(f"PyTorch version: {log['torch']}")
+    if not lines:
+        return None
+    facts_dir = pathlib.Path(facts_dir)
+    report = facts_dir / (log["file"] + ".report")
+    report.write_text("\n".join(lines) + "\n")
+    proc = subprocess.run([rmcp, "--format", "json", "detect", "--from-report", str(report)], capture_output=True,
+                          env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "RMCP_DATA_DIR": str(REPO)})
+    if proc.returncode != 0:
+        raise SystemExit(f"rmcp detect --from-report {report}: {proc.stderr.decode()}")
+    facts = facts_dir / (log["file"] + ".json")
+    facts.write_bytes(proc.stdout)
+    return facts
 
 
 def is_miss(r):
@@ -278,18 +424,37 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rmcp", default=str(REPO / "build" / "rmcp"))
     ap.add_argument("--out", default=str(REPO / "docs" / "explain-accuracy.md"))
+    ap.add_argument("--in-situ", action="store_true",
+                    help="also explain every log with --facts FILE, the thread's machine (in_situ_facts)")
     args = ap.parse_args()
     bad = manifest_problems(real_manifest())
     if bad:
-        raise SystemExit("tests/logs/real/MANIFEST.toml breaks the labelling rule:\n  " + "\n  ".join(bad))
+        raise SystemExit("threads/threads.toml breaks the labelling rule:\n  " + "\n  ".join(bad))
     rows = evaluate_real(args.rmcp)
-    real_lines, s = real_section(rows)
+    rows_situ = None
+    if args.in_situ:
+        with tempfile.TemporaryDirectory(prefix="rmcp-in-situ-") as facts_dir:
+            rows_situ = evaluate_real(args.rmcp, facts_dir)
+    real_lines, s = real_section(rows, rows_situ)
     written_lines, written_ok = written_section(args.rmcp)
     head = ["# rmcp explain: accuracy", "",
-            "Generated by `/usr/bin/python3 bench/explain_accuracy.py` (do not edit by hand). Every log is",
-            "explained with `rmcp --format json explain --no-facts LOG`.", ""]
+            "Generated by `/usr/bin/python3 bench/explain_accuracy.py --in-situ` (do not edit by hand). Every log",
+            "is explained with `rmcp --format json explain --no-facts LOG` (a bug report inside the log still",
+            "supplies the reporter's facts), the similar public reports looked up in an index of the dev",
+            "threads only, a dev log leaving its own thread out (`--exclude-thread URL`): no thread ever",
+            "retrieves itself. In situ: the same with `--facts FILE` instead of `--no-facts`, the facts of the",
+            "thread's machine as the thread states them (`in_situ_facts()`: gfx target, GPU name, ROCm and",
+            "PyTorch versions from threads.toml, read by `rmcp detect --from-report`), as rmcp would answer on",
+            "that machine; a thread that states none of them is explained without facts.", ""]
     pathlib.Path(args.out).write_text("\n".join(head + real_lines + [""] + written_lines) + "\n")
     v = s["validation"]
+    if rows_situ:
+        vs = summarise(rows_situ)["validation"]
+        print(f"in situ (validation): top-1 {pct(vs['top1'])}, top-3 {pct(vs['top3'])}, none {pct(vs['unrecognised'])}, "
+              f"signature precision {pct(vs['basis_signature'])}, clean alarms {pct(vs['false_positives'])}")
+    print(f"validation: top-3 {pct(v['top3'])}, signature precision {pct(v['basis_signature'])}, "
+          f"similar precision {pct(v['basis_similar'])}, similar top-1 {pct(v['similar_top1'])}; "
+          f"dev: signature precision {pct(s['dev']['basis_signature'])}, similar top-1 {pct(s['dev']['similar_top1'])}")
     print(f"validation: top-1 {pct(v['top1'])}, entry first {pct(v['entry_first'])}, "
           f"unrecognised {pct(v['unrecognised'])}, known-family unrecognised {pct(v['family_unrecognised'])}, "
           f"false positives {pct(v['false_positives'])}; "

@@ -3,7 +3,7 @@
 
     /usr/bin/python3 bench/explain_wrapped.py [--rmcp build/rmcp] [--wrapper NAME ...] [--split dev|validation|clean]
 
-Runs every log of tests/logs/real/ bare and under each wrapper (WRAPPERS: quoted in an issue
+Runs every log of threads/ bare and under each wrapper (WRAPPERS: quoted in an issue
 reply, a docker compose column, terminal colours, CRLF line ends, indented), and prints the logs
 whose first answer (entry id, and whether facts came from a report) changed. Exit 1 when any did.
 docs/explain.md, "Pasted logs", records what it found; tests/cli/test_explain_real.py runs the

@@ -2,10 +2,12 @@
 # same tree (docs/install.md, "Layout"):
 #   bin/rmcp
 #   share/rmcp/{kb,patches,profiles,probe}/      the data, found as ../share/rmcp from bin/
+#   share/rmcp/threads/                          public threads (records, excerpts, index)
 #   share/rmcp/python/rmcp -> ../../../lib/python3/dist-packages/rmcp
 #                                                the probe worker's package (rmcp probe's PYTHONPATH):
 #                                                a relative symbolic link, so the modules ship once
 #   lib/<multiarch>/rmcp/librmcp_preload.so      found by `rmcp run --trace-alloc` from bin/
+#   lib/<multiarch>/rmcp/librmcp_xapian.so       Xapian, opened by explain/run's similar reports
 #   lib/python3/dist-packages/rmcp/              rmcp.torch for the system's python3, with the
 #                                                operator prebuilt for the torch it was built against
 #   share/man/man1/rmcp.1.gz, shell completions, share/doc/rmcp/
@@ -20,6 +22,12 @@ foreach(dir kb patches profiles probe)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${dir}/ DESTINATION ${RMCP_INSTALL_DATADIR}/${dir}
           FILES_MATCHING PATTERN "*.toml")
 endforeach()
+# The public threads (threads/README.md): records and excerpts, read when the index is rebuilt.
+install(FILES ${PROJECT_SOURCE_DIR}/threads/threads.toml DESTINATION ${RMCP_INSTALL_DATADIR}/threads)
+install(DIRECTORY ${CMAKE_BINARY_DIR}/threads-index/ DESTINATION ${RMCP_INSTALL_DATADIR}/threads/index)
+install(TARGETS rmcp_xapian LIBRARY DESTINATION ${RMCP_INSTALL_PRIVLIBDIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/threads/excerpts/ DESTINATION ${RMCP_INSTALL_DATADIR}/threads/excerpts
+        FILES_MATCHING PATTERN "*.log")
 
 # rmcp.torch for the system's Python: the package, the operator's source (for other torches,
 # compiled on first use: docs/torch.md) and the operator built here with its torch-version stamp.

@@ -8,7 +8,9 @@
 # OpenCV, FFmpeg, GDAL … behind it) a hard dependency of a command-line tool. rmcp itself
 # links libc and zlib (libstdc++ is static, Hyperscan and zstd are static archives); it opens
 # libarchive with dlopen for `rmcp snapshot` (the soname is compiled in: libarchive.so.13);
-# librmcp_preload.so needs libstdc++ and libgcc. tests/install/test_deb.py checks with
+# librmcp_preload.so needs libstdc++ and libgcc; librmcp_xapian.so (opened by explain and run
+# for the similar public reports, src/core/similar/xapian_abi.h) needs libxapian30.
+# tests/install/test_deb.py checks with
 # dpkg-shlibdeps that this list covers the binary and the shim, and that the package named
 # for libarchive is the one that holds the soname the binary opens.
 set(CPACK_GENERATOR DEB)
@@ -30,7 +32,7 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS OFF)
 set(RMCP_LIBARCHIVE_PACKAGE "libarchive13")
 set(CPACK_DEBIAN_PACKAGE_DEPENDS
-    "libc6 (>= 2.36), libgcc-s1 (>= 3.0), libstdc++6 (>= 4.4), zlib1g (>= 1:1.1.4), ${RMCP_LIBARCHIVE_PACKAGE}")
+    "libc6 (>= 2.36), libgcc-s1 (>= 3.0), libstdc++6 (>= 4.4), zlib1g (>= 1:1.1.4), ${RMCP_LIBARCHIVE_PACKAGE}, libxapian30")
 # python3 runs rmcp.torch and the probe worker; python3-torch is what the prebuilt operator
 # is for (other torches compile it on first use, docs/torch.md); rocminfo is read by detect.
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "python3")

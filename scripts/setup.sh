@@ -9,6 +9,8 @@ PACKAGES=(
   cmake ninja-build g++ pkg-config
   libcli11-dev libfmt-dev nlohmann-json3-dev libtomlplusplus-dev
   libhyperscan-dev libzstd-dev libarchive-dev zlib1g-dev
+  # the index of public threads (src/xapian/, src/core/similar/): opened only by explain and run
+  libxapian-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   hipcc libamdhip64-dev rocminfo
   python3-torch libtorch-dev pybind11-dev python3-pybind11 python3-pytest python3-pytest-xdist

@@ -9,6 +9,9 @@
 #include "render/explain_render.hpp"
 #include "explain/report_facts.hpp"
 #include "facts/facts_json.hpp"
+#include "install_paths.hpp"
+#include "similar/index.hpp"
+#include "similar/terms.hpp"
 #include "kb/kb.hpp"
 #include "patch/next_step.hpp"
 #include "patch/patch.hpp"
@@ -17,7 +20,11 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iterator>
 #include <optional>
 #include <set>
 #include <sys/stat.h>
@@ -33,6 +40,9 @@ struct ExplainOptions {
     bool no_facts = false;
     bool ignore_report = false;
     bool all_matches = false;
+    std::size_t similar = 3;                   // similar public reports shown (0: no lookup)
+    std::vector<std::string> exclude_threads;  // measurement: a thread never retrieves itself
+    std::string facts_file;                    // --facts FILE: the machine's facts (detect's JSON)
     bool no_relay = false;
 };
 
@@ -85,6 +95,43 @@ private:
     std::set<std::size_t> m_announced;
 };
 
+// `--facts FILE`: a facts document as `rmcp detect --format json` writes it (a JSON object).
+Result<nlohmann::json> read_facts_file(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return Error{"reading facts", path, std::strerror(errno), ExitCode::usage};
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    auto doc = nlohmann::json::parse(text, nullptr, false);
+    if (doc.is_discarded() || !doc.is_object())
+        return Error{"reading facts", path, "not a JSON object (expected `rmcp detect --format json`)",
+                     ExitCode::usage};
+    return doc;
+}
+
+// ---- Similar public reports (issue 31; docs/explain.md, "Similar public reports") ----
+
+// The nearest public threads to the log's error lines, shown when they are similar enough and
+// either rmcp recognised something or they agree on a category (the `similar` basis). A lookup
+// that fails (no module, unreadable records) is a note: the answer stands without it.
+void add_similar_reports(Context& ctx, const ExplainOptions& opts, const similar::TermCollector& terms,
+                         explain::ExplainReport& report) {
+    if (opts.similar == 0 || terms.terms().empty()) return;
+    auto index = similar::ThreadIndex::open(ctx.data_dir() / "threads",
+                                            similar::module_paths(executable_dir(), installed_library_dir()),
+                                            similar::build_tree_index(executable_dir()));
+    if (!index) {
+        ctx.diag.note(fmt::format("no similar public reports: {}", index.error().message()));
+        return;
+    }
+    auto nearest = index->nearest(terms.terms(), std::max(opts.similar, similar::k_vote_threads), opts.exclude_threads);
+    if (!nearest) {
+        ctx.diag.note(fmt::format("no similar public reports: {}", nearest.error().message()));
+        return;
+    }
+    if (report.diagnoses.empty()) report.vote = similar::vote(*nearest);
+    if (report.diagnoses.empty() && !report.vote) return;  // never a problem on a log rmcp finds clean
+    report.similar = similar::shown(std::move(*nearest), opts.similar);
+}
+
 int explain(Context& ctx, const ExplainOptions& opts) {
     const auto format = ctx.format({OutputFormat::text, OutputFormat::json});
     if (!format) return fail(ctx, format.error());
@@ -97,6 +144,13 @@ int explain(Context& ctx, const ExplainOptions& opts) {
                         Error{"reading", "standard input",
                               "it is a terminal; give FILE..., '-' with a pipe, or --kernel-log", ExitCode::usage});
         inputs.emplace_back("-");
+    }
+
+    std::optional<nlohmann::json> facts_file_doc;  // read first: a bad --facts fails before any scan
+    if (!opts.facts_file.empty()) {
+        auto doc = read_facts_file(opts.facts_file);
+        if (!doc) return fail(ctx, doc.error());
+        facts_file_doc = std::move(*doc);
     }
 
     // Relaying needs stdout to itself: text only, and only for a stream on stdin. It starts
@@ -112,10 +166,19 @@ int explain(Context& ctx, const ExplainOptions& opts) {
 
     auto kb = kb::load(ctx.kb_dir());
     if (!kb) return fail(ctx, kb.error());
+    // The bug report's sections, then the error lines the similar reports are looked up by
+    // (its own budget of hits: LineProbe::max_hits).
+    std::vector<explain::LineProbe> probes(explain::report_probes().begin(), explain::report_probes().end());
+    const std::size_t error_probe = probes.size();
+    probes.push_back({similar::error_line_pattern(), 0, 4096});
     auto set = explain::SignatureSet::compile(kb->entries, explain::Reporting::every_line, explain::ContextWords::match,
-                                              explain::report_probes());
+                                              probes);
     if (!set) return fail(ctx, set.error());
     explain::ReportReader reporter;
+    similar::TermCollector error_terms;
+    auto on_error_line = [&error_terms, error_probe](const explain::ProbeHit& hit) {
+        if (hit.probe == error_probe && !hit.lines.empty()) (void)error_terms.add_line(hit.lines.front());
+    };
 
     LiveAnnouncer announcer(ctx, kb->entries, **set);
 
@@ -130,8 +193,10 @@ int explain(Context& ctx, const ExplainOptions& opts) {
     for (const auto& path : inputs) {
         const std::string source = path == "-" ? "standard input" : path;
         explain::LogScanner scanner(*set, builder.collector(source));
-        if (!opts.ignore_report)
-            scanner.on_probe([&reporter, source](const explain::ProbeHit& hit) { reporter.add(source, hit); });
+        scanner.on_probe([&reporter, &on_error_line, source, error_probe, &opts](const explain::ProbeHit& hit) {
+            if (hit.probe == error_probe) on_error_line(hit);
+            else if (!opts.ignore_report) reporter.add(source, hit);
+        });
         Status status = ok_status();
         if (relayed && path == "-") {
             explain::ScanHooks hooks;
@@ -160,6 +225,7 @@ int explain(Context& ctx, const ExplainOptions& opts) {
             if (!log->cut.empty()) ctx.diag.note(fmt::format("kernel log ({}): {}", log->source, log->cut));
             const std::string source = "kernel log (" + log->source + ")";
             explain::LogScanner scanner(*set, builder.collector(source));
+            scanner.on_probe(on_error_line);
             Status status = scanner.feed(log->text);
             if (status) status = scanner.finish();
             if (!status) note_failure(status.error());
@@ -170,7 +236,8 @@ int explain(Context& ctx, const ExplainOptions& opts) {
     }
 
     // Facts rank the causes that hold on the machine first: the reporter's, when the input
-    // is a bug report that describes it, else this machine (or --root).
+    // is a bug report that describes it, else the machine of --facts FILE, else this machine
+    // (or --root).
     nlohmann::json facts;
     explain::AppliesFn applies;
     if (auto reported = reporter.facts(); reported.describes_machine()) {
@@ -179,6 +246,13 @@ int explain(Context& ctx, const ExplainOptions& opts) {
         report.facts_source = "report";
         report.facts_from = "the report";
         report.reporter = std::move(reported);
+    } else if (facts_file_doc) {
+        // The machine the log came from, as `rmcp detect --format json` described it there:
+        // it stands where this machine would (a bug report in the log still comes first).
+        facts = std::move(*facts_file_doc);
+        applies = explain::applies_on(facts);
+        report.facts_source = "file";
+        report.facts_from = "--facts " + opts.facts_file;
     } else if (!opts.no_facts) {
         auto root = ctx.open_root();
         if (!root) return fail(ctx, root.error());
@@ -190,6 +264,7 @@ int explain(Context& ctx, const ExplainOptions& opts) {
     report.diagnoses =
         builder.rank(applies, report.reporter ? &facts : nullptr,
                      opts.all_matches ? explain::FamilyEntries::keep_all : explain::FamilyEntries::drop_covered);
+    add_similar_reports(ctx, opts, error_terms, report);
 
     // Each problem's next command, in doctor's words (patch/next_step.hpp). Without the patch
     // definitions the problems are still explained, only without a command.
@@ -246,6 +321,19 @@ void add_explain_command(CLI::App& app, Context& ctx, Action& action) {
                   "Do not rank by this machine's facts (for logs from another machine without a snapshot)");
     cmd->add_flag("--all", opts->all_matches,
                   "Also list family entries whose lines a specific entry already explains (for kb work)");
+    cmd->add_option("--similar", opts->similar,
+                    "Show up to N similar public reports (threads with their cause and fix; 0: none)")
+        ->type_name("N")
+        ->check(CLI::Range(0, 20));
+    cmd->add_option("--exclude-thread", opts->exclude_threads,
+                    "Leave this thread (its URL) out of the similar reports (accuracy measurement); repeatable")
+        ->type_name("URL")
+        ->expected(1)  // one URL per use: the log files that follow are not URLs
+        ->allow_extra_args(false)
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+    cmd->add_option("--facts", opts->facts_file,
+                    "Rank by the facts of the machine the log came from (`rmcp detect --format json` there)")
+        ->type_name("FILE");
     cmd->add_flag("--no-relay", opts->no_relay,
                   "With a pipe on standard input: do not copy it to standard output as it arrives (the report "
                   "then goes to standard output, at the end of input)");

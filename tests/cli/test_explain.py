@@ -61,13 +61,13 @@ def test_corpus_log_gives_expected_entries_categories_and_lines(rmcp, log):
 
 
 def real_corpus_files():
-    real = LOGS / "real"
+    real = REPO / "threads" / "excerpts"
     return sorted(real / p.name for p in real.iterdir() if p.name.endswith(".log")) if real.is_dir() else []
 
 
 def test_every_kb_signature_matches_some_corpus_line(rmcp):
     # Lines we wrote in the documented formats, and lines copied from public threads
-    # (tests/logs/real/): a signature must match at least one of them.
+    # (threads/excerpts/): a signature must match at least one of them.
     proc, out = explain_json(rmcp, "--all", *(LOGS / f for f in corpus_files()), *real_corpus_files())
     assert proc.returncode == 0, proc.stderr
     matched = {(p["id"], s["index"]) for p in out["problems"] for s in p["signatures_matched"]}
@@ -76,15 +76,15 @@ def test_every_kb_signature_matches_some_corpus_line(rmcp):
         for i, sig in enumerate(entry.get("signatures", [])):
             if (id_, i) not in matched:
                 missing.append(f"{id_} signature {i}: {sig['pattern']}")
-    assert not missing, "signatures with no matching line in tests/logs or tests/logs/real:\n" + "\n".join(missing)
+    assert not missing, "signatures with no matching line in tests/logs or threads/excerpts:\n" + "\n".join(missing)
 
 
 def test_every_category_with_signatures_has_a_corpus_log():
     categories = {e["category"] for e in kb_entries().values() if e.get("signatures")}
     covered = {x["category"] for l in MANIFEST for x in l.get("expect", [])}
-    real = LOGS / "real" / "MANIFEST.toml"
+    real = REPO / "threads" / "threads.toml"
     if real.exists():
-        covered |= {l["category"] for l in tomllib.loads(real.read_text())["log"] if not l.get("clean")}
+        covered |= {t["category"] for t in tomllib.loads(real.read_text())["thread"] if not t.get("clean")}
     assert categories <= covered, categories - covered
 
 

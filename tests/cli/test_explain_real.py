@@ -1,8 +1,8 @@
 """rmcp explain on REAL inputs that no one here wrote.
 
-- tests/logs/real/: excerpts copied exactly from public issue threads and forum posts, each
+- threads/: excerpts copied exactly from public issue threads and forum posts, each record
   with its source URL, and the category and kb entry the thread established as the cause
-  (MANIFEST.toml). The accuracy figures (bench/explain_accuracy.py -> docs/explain-accuracy.md)
+  (threads/threads.toml, the records rmcp ships and indexes). The accuracy figures (bench/explain_accuracy.py -> docs/explain-accuracy.md)
   come from the same rows; this test holds the validation split to the thresholds the
   project promises and the whole corpus to "no shrug, no false alarm".
 - tests/reports/real/: bug reports (rocminfo, collect_env, smi tools, versions, environment)
@@ -16,19 +16,19 @@ import tomllib
 import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-REAL_LOGS = REPO / "tests" / "logs" / "real"
 REPORTS = REPO / "tests" / "reports" / "real"
 
 _spec = importlib.util.spec_from_file_location("explain_accuracy", REPO / "bench" / "explain_accuracy.py")
 accuracy = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(accuracy)
 
-LOGS = tomllib.loads((REAL_LOGS / "MANIFEST.toml").read_text())["log"] if (REAL_LOGS / "MANIFEST.toml").exists() else []
+REAL_LOGS = accuracy.REAL  # threads/excerpts/: the excerpts of the records rmcp itself indexes (threads/)
+LOGS = accuracy.real_manifest()
 REPORT_ROWS = tomllib.loads((REPORTS / "manifest.toml").read_text())["report"] if (REPORTS / "manifest.toml").exists() else []
 
 
 def test_labels_are_consistent_with_the_kb():
-    # The labelling rule (tests/logs/real/README.md): when the thread establishes a kb entry as
+    # The labelling rule (threads/README.md): when the thread establishes a kb entry as
     # the cause, the row's category is that entry's category (the kb classifies its causes; a
     # label must not contradict it), and the file name starts with the row's category (or
     # `clean`). Checked for every row of both splits alike.
@@ -102,7 +102,12 @@ def rows(rmcp):
 # first 60/85 (0.706), unrecognised 21. Reading gfx1036 in rocBLAS's message as the iGPU (a
 # hardware fact, written from dev rows) then gave 144/184 (0.783) and 61/85 (0.718): the floor
 # moved up with it.
-VALIDATION_FLOOR = {"top1": 0.78, "entry_first": 0.71, "unrecognised_max": 21, "false_positives_max": 0}
+# Issue 31: the answer is the first problem, else the vote of the similar public threads (an
+# index of dev threads only; docs/explain-accuracy.md), and "unrecognised" is basis `none`. Measured:
+# top-1 146/184 (0.793), first 3 answers 152/184 (0.826), basis none 18, `signature` answers right
+# 132/145 (0.910; issue 31's goal is 0.95, not met): the floors moved up to what was measured.
+VALIDATION_FLOOR = {"top1": 0.79, "top3": 0.82, "entry_first": 0.71, "unrecognised_max": 18,
+                    "false_positives_max": 0, "signature_precision": 0.90}
 
 
 @sweep_of_the_real_logs
@@ -113,6 +118,9 @@ def test_validation_split_does_not_fall_below_what_was_measured(rows):
     assert entry[0] >= VALIDATION_FLOOR["entry_first"] * entry[1], f"right entry first {entry}"
     assert unrecognised[0] <= VALIDATION_FLOOR["unrecognised_max"], f"nothing recognised {unrecognised}"
     assert fp[0] <= VALIDATION_FLOOR["false_positives_max"], f"false positives on clean logs {fp}"
+    top3, signature = v["top3"], v["basis_signature"]
+    assert top3[0] >= VALIDATION_FLOOR["top3"] * top3[1], f"category among the first 3 answers {top3}"
+    assert signature[0] >= VALIDATION_FLOOR["signature_precision"] * signature[1], f"signature answers right {signature}"
 
 
 # "0 nothing recognised for logs with an error line of a known family" (the issue's promise),

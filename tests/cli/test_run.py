@@ -211,12 +211,26 @@ def test_gpu_fault_sigabrt_is_134_with_report(tmp_path):
     assert "memory-access-fault" in ids
     fault = attempt["matches"][ids.index("memory-access-fault")]
     assert fault["category"] == "gpu-memory-fault"
+    assert fault["basis"] == "signature"  # a specific entry (docs/explain.md, "Basis")
     assert fault["stream"] == "stderr"
     assert fault["line"].startswith("Memory access fault by GPU node-1 (Agent handle: 0x55d0c8a0b2c0)")
     assert "Failed to fetch queues snapshot" in attempt["excerpt"]
     assert attempt["bytes"]["stdout"] == len(proc.stdout)
     assert "gpus" in doc["facts"] and "driver" in doc["facts"]
     assert "kernel_log" in doc
+    # Similar public reports (issue 31): threads/ records, looked up by the incident's error lines.
+    assert doc["similar"], doc["similar"]
+    assert all(s["url"].startswith("https://") and 0 < s["similarity"] <= 1 for s in doc["similar"])
+    assert "gpu-memory-fault" in {s["category"] for s in doc["similar"]}
+
+
+def test_a_run_without_incident_carries_no_similar_reports(tmp_path):
+    # --report writes a report for every run; similar reports only come with an incident,
+    # never on a run that worked (an error word in its output is no failure).
+    report = tmp_path / "report.json"
+    proc = rmcp_run(tmp_path, "--report", report, "--", "sh", "-c", "echo 'error: none, all fine'")
+    assert proc.returncode == 0
+    assert json.loads(report.read_text())["similar"] == []
 
 
 def test_default_report_path_is_under_xdg_state_home(tmp_path):

@@ -57,6 +57,7 @@ TEST(ExplainRender, TextOfAMemoryAccessFault) {
     EXPECT_TRUE(
         text.starts_with("1. memory-access-fault [gpu-memory-fault] CRITICAL, vendor-confirmed\n"
                          "   ROCr: Memory access fault by GPU\n"
+                         "   recognised: a signature of this specific entry matched\n"
                          "   what: A GPU kernel accessed memory it may not. Usual causes: an override that runs "
                          "the GPU as a chip of another ISA family"))
         << text;
@@ -129,6 +130,41 @@ TEST(ExplainRender, NothingRecognised) {
     EXPECT_EQ(j["problems"], nlohmann::json::array());
     EXPECT_EQ(j["inputs"][1]["complete"], false);
     EXPECT_EQ(j["inputs"][1]["error"], "read error");
+}
+
+TEST(ExplainRender, SimilarReportsAndTheirVote) {
+    // No entry recognised the log; the nearest public threads agree (basis `similar`).
+    ExplainReport r;
+    r.inputs = {{"train.log", 10, 3, true, ""}};
+    similar::SimilarReport near;
+    near.record = {{"url", "https://github.com/ROCm/ROCm/issues/2196"},
+                   {"gpu", "AMD RX 7900 XTX"},
+                   {"gfx_target", "gfx1100"},
+                   {"rocm", "6.0"},
+                   {"category", "gpu-hang"},
+                   {"kb_entry", "mes-hang"},
+                   {"cause", "MES firmware hang"},
+                   {"fixed", "newer firmware"},
+                   {"clean", false}};
+    near.similarity = 0.614;
+    r.similar = {near};
+    r.vote = similar::Vote{"gpu-hang", 2, 3};
+    const auto text = render_text(r, Style(false));
+    EXPECT_NE(text.find("resembles gpu-hang: 2 of the 3 nearest public reports established gpu-hang.\n"),
+              std::string::npos)
+        << text;
+    EXPECT_NE(text.find("Similar public reports\n1. github.com/ROCm/ROCm/issues/2196 similarity 0.61 · AMD RX 7900 "
+                        "XTX (gfx1100), ROCm 6.0\n   cause: mes-hang [gpu-hang]: MES firmware hang\n"
+                        "   fixed: newer firmware\n"),
+              std::string::npos)
+        << text;
+    const auto j = render_json(r);
+    EXPECT_EQ(j["basis"], "similar");
+    EXPECT_EQ(j["similar_vote"]["votes"], 2);
+    EXPECT_EQ(j["similar"][0]["similarity"], 0.61);
+    EXPECT_FALSE(j["similar"][0].contains("clean"));
+    r.vote.reset();
+    EXPECT_EQ(render_json(r)["basis"], "none");
 }
 
 TEST(ExplainRender, CleanLogMatchesNothingInTheShippedKb) {

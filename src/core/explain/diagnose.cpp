@@ -254,4 +254,37 @@ std::vector<Diagnosis> DiagnosisBuilder::rank(const AppliesFn& applies, const nl
     return out;
 }
 
+std::string_view basis_name(Basis b) {
+    switch (b) {
+    case Basis::signature: return "signature";
+    case Basis::family: return "family";
+    case Basis::similar: return "similar";
+    case Basis::none: break;
+    }
+    return "none";
+}
+
+std::string_view basis_word(Basis b) {
+    switch (b) {
+    case Basis::signature: return "recognised";
+    case Basis::family: return "likely";
+    case Basis::similar: return "resembles";
+    case Basis::none: break;
+    }
+    return "nothing recognised";
+}
+
+Basis entry_basis(const kb::Entry& entry) {
+    return entry.confidence == kb::Confidence::generic ? Basis::family : Basis::signature;
+}
+
+Basis basis_of(const Diagnosis& d) {
+    if (d.entry == nullptr) return Basis::none;
+    return d.facts_only ? Basis::family : entry_basis(*d.entry);
+}
+
+Basis answer_basis(std::span<const Diagnosis> ranked) {
+    return ranked.empty() ? Basis::none : basis_of(ranked.front());
+}
+
 }  // namespace rmcp::explain

@@ -64,6 +64,23 @@ struct Diagnosis {
     std::string reason;  // why it ranks where it does, one line
 };
 
+// How sure an answer is (docs/explain.md, "Basis"): `signature`, a specific entry whose own
+// lines matched the log (text: "recognised"); `family`, a family entry only, which names the
+// kind of message and not its cause ("likely"); `similar`, no entry, the category the nearest
+// public threads vote for ("resembles"; src/core/similar/); `none`. An entry raised by a bug
+// report's facts alone, without a line of the log, is `family` too: the machine predicts the
+// kind of failure, the log does not show it.
+enum class Basis { signature, family, similar, none };
+std::string_view basis_name(Basis b);
+// The word the text uses for it: "recognised", "likely", "resembles", "nothing recognised".
+std::string_view basis_word(Basis b);
+Basis basis_of(const Diagnosis& d);
+// The basis of an entry found by its own lines (run's watcher): signature or family.
+Basis entry_basis(const kb::Entry& entry);
+// The basis of a whole answer: that of its first diagnosis; `none` when there is none (the
+// caller turns it into `similar` when the nearest threads agree).
+Basis answer_basis(std::span<const Diagnosis> ranked);
+
 // Whether a family entry whose every line sits in an error block a specific entry already
 // recognised is kept (kb work, --all) or dropped (the default: it adds nothing but noise).
 enum class FamilyEntries { drop_covered, keep_all };

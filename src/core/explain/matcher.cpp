@@ -214,6 +214,7 @@ LogScanner::LogScanner(std::shared_ptr<const SignatureSet> set, Callback on_matc
     m_reports.assign(n, 0);
     m_context_seen.assign(m_set->m_context_words.size(), 0);
     m_probe_line.assign(m_set->m_probes.size(), 0);
+    m_probe_own_hits.assign(m_set->m_probes.size(), 0);
     if (m_set->m_db) {
         // Cloning the prototype is cheap and keeps the shared set immutable.
         hs_scratch_t* cloned = nullptr;
@@ -303,11 +304,17 @@ Status LogScanner::process(std::string_view chunk, std::uint64_t chunk_start) {
     return ok_status();
 }
 
-// A line probe: one hit per line, at most max_probe_hits in all.
+// A line probe: one hit per line, at most max_probe_hits in all (or its own max_hits).
 void LogScanner::on_probe(const Event& ev, std::size_t probe, std::uint64_t line, const View& view) {
-    if (!m_on_probe || m_probe_line[probe] == line || m_probe_hits >= m_limits.max_probe_hits) return;
+    if (!m_on_probe || m_probe_line[probe] == line) return;
+    if (const unsigned own = m_set->m_probes[probe].max_hits; own != 0) {
+        if (m_probe_own_hits[probe] >= own) return;
+        ++m_probe_own_hits[probe];
+    } else {
+        if (m_probe_hits >= m_limits.max_probe_hits) return;
+        ++m_probe_hits;
+    }
     m_probe_line[probe] = line;
-    ++m_probe_hits;
     auto pending = std::make_unique<Pending>();
     pending->probe = probe;
     pending->match.line = line;

@@ -69,6 +69,10 @@ enum class ContextWords {
 struct LineProbe {
     std::string pattern;  // Hyperscan syntax, matched per line like a signature
     unsigned lines_after = 0;
+    // 0: the probe shares ScanLimits::max_probe_hits with the other probes; else its own
+    // budget of hits, so that a frequent probe (explain's error lines for the similar
+    // reports, similar/terms.hpp) cannot starve the others (a bug report's sections).
+    unsigned max_hits = 0;
 };
 
 // One compiled signature and where it came from.
@@ -237,10 +241,11 @@ private:
     bool m_finished = false;
     std::string m_history;  // the last bytes before the current chunk, for excerpts
     std::vector<std::uint64_t> m_match_counts;
-    std::vector<std::uint64_t> m_last_line;   // per signature: last line reported (0: none)
-    std::vector<unsigned> m_reports;          // per signature: reports made
-    std::vector<std::uint64_t> m_probe_line;  // per probe: last line reported (0: none)
-    unsigned m_probe_hits = 0;
+    std::vector<std::uint64_t> m_last_line;           // per signature: last line reported (0: none)
+    std::vector<unsigned> m_reports;                  // per signature: reports made
+    std::vector<std::uint64_t> m_probe_line;          // per probe: last line reported (0: none)
+    unsigned m_probe_hits = 0;                        // hits of the probes sharing max_probe_hits
+    std::vector<unsigned> m_probe_own_hits;           // per probe with its own budget (LineProbe::max_hits)
     std::vector<std::uint64_t> m_context_seen;        // per context word: last line seen (0: never)
     std::vector<std::unique_ptr<Pending>> m_pending;  // in stream order
     std::size_t m_pending_head = 0;

@@ -11,6 +11,43 @@ namespace rmcp::explain {
 
 namespace {
 
+// ---- How sure an answer is (issue 31; docs/explain.md, "Basis"): one line per problem. ----
+std::string basis_line(const Diagnosis& d) {
+    const Basis basis = basis_of(d);
+    const char* why = basis == Basis::signature ? "a signature of this specific entry matched"
+                      : d.facts_only            ? "the reporter's machine predicts it; no log line shows it"
+                                                : "a family entry: the kind of message, not its cause";
+    return fmt::format("   {}: {}\n", basis_word(basis), why);
+}
+
+// ---- Similar public reports (issue 31; docs/explain.md, "Similar public reports"). ----
+// "github.com/ROCm/ROCm/issues/2196": the address without its scheme, as people write it.
+std::string short_url(const std::string& url) {
+    const auto scheme = url.find("://");
+    return scheme == std::string::npos ? url : url.substr(scheme + 3);
+}
+
+std::string similar_text(const ExplainReport& report, const Style& style) {
+    std::string out;
+    if (report.similar.empty()) return out;
+    out += fmt::format("\n{}\n", style.bold("Similar public reports"));
+    std::size_t n = 0;
+    for (const auto& r : report.similar) {
+        const auto& t = r.record;
+        auto field = [&](const char* key) { return terminal_safe(t.value(key, std::string())); };
+        std::string machine = field("gpu");
+        if (!field("gfx_target").empty()) machine += (machine.empty() ? "" : " ") + ("(" + field("gfx_target") + ")");
+        if (!field("rocm").empty()) machine += (machine.empty() ? "" : ", ") + ("ROCm " + field("rocm"));
+        out += fmt::format("{}. {} similarity {:.2f}{}\n", ++n, field("url").empty() ? "" : short_url(field("url")),
+                           r.similarity, machine.empty() ? "" : " · " + machine);
+        std::string cause =
+            field("kb_entry").empty() ? field("category") : field("kb_entry") + " [" + field("category") + "]";
+        out += fmt::format("   cause: {}: {}\n", cause, field("cause"));
+        out += fmt::format("   fixed: {}\n", field("fixed").empty() ? "unresolved" : field("fixed"));
+    }
+    return out;
+}
+
 std::string severity_text(kb::Severity severity, const Style& style) {
     const std::string label(kb::severity_label(severity));
     return severity == kb::Severity::critical  ? style.red(label)
@@ -32,6 +69,11 @@ std::string one_line(std::string_view text) {
 
 }  // namespace
 
+Basis report_basis(const ExplainReport& report) {
+    if (!report.diagnoses.empty()) return answer_basis(report.diagnoses);
+    return report.vote ? Basis::similar : Basis::none;
+}
+
 std::string seen_line(const kb::Entry& entry, std::string_view source, std::uint64_t line) {
     return fmt::format("{}:{}: {} {}: {}", source, line, kb::severity_label(entry.severity), entry.id, entry.title);
 }
@@ -44,7 +86,11 @@ std::string render_text(const ExplainReport& report, const Style& style, const T
         out += fmt::format("No known problem recognised in {} line{} ({}).\n", lines, lines == 1 ? "" : "s",
                            report.inputs.size() == 1 ? report.inputs.front().source
                                                      : fmt::format("{} inputs", report.inputs.size()));
-        return out;
+        if (report.vote)
+            out += fmt::format("{}: {} of the {} nearest public reports established {}.\n",
+                               style.bold("resembles " + report.vote->category), report.vote->votes, report.vote->of,
+                               report.vote->category);
+        return out + similar_text(report, style);
     }
     if (report.reporter) out += fmt::format("facts from the report: {}\n\n", report_facts_line(*report.reporter));
     std::size_t rank = 0;
@@ -55,6 +101,7 @@ std::string render_text(const ExplainReport& report, const Style& style, const T
         out += fmt::format("{}. {} [{}] {}, {}\n", rank, style.bold(e.id), e.category, severity_text(e.severity, style),
                            kb::confidence_name(e.confidence));
         out += fmt::format("   {}\n", e.title);
+        out += basis_line(d);
         // The entry's first sentence says what the problem is; `rmcp kb show ID` has the rest.
         // ... and what usually causes it, where the kb says (its `causes`).
         out += fmt::format("   what: {}{}\n", kb::summary_line(e.summary),
@@ -101,7 +148,7 @@ std::string render_text(const ExplainReport& report, const Style& style, const T
             for (const auto& ref : e.references) out += fmt::format("   see: {}\n", ref);
         }
     }
-    return out;
+    return out + similar_text(report, style);
 }
 
 nlohmann::json render_json(const ExplainReport& report) {
@@ -145,6 +192,7 @@ nlohmann::json render_json(const ExplainReport& report) {
             evidence.push_back({{"fact", ev.fact}, {"value", ev.value}, {"test", ev.test}});
         problems.push_back({{"rank", ++rank},
                             {"id", e.id},
+                            {"basis", basis_name(basis_of(d))},
                             {"category", e.category},
                             {"title", e.title},
                             {"severity", kb::severity_name(e.severity)},
@@ -171,8 +219,14 @@ nlohmann::json render_json(const ExplainReport& report) {
              {"facts", report.facts_from.empty() ? json(nullptr) : json(report.facts_from)},
              {"facts_source", report.facts_source},
              {"recognised", report.diagnoses.size()},
+             {"basis", basis_name(report_basis(report))},
+             {"similar", similar::reports_json(report.similar)},
              {"problems", problems}};
     if (report.reporter) out["report_facts"] = report_facts_json(*report.reporter);
+    if (report.vote)
+        out["similar_vote"] = {{"category", report.vote->category},
+                               {"votes", report.vote->votes},
+                               {"of", report.vote->of}};
     return out;
 }
 

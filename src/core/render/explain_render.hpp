@@ -4,6 +4,7 @@
 #include "explain/diagnose.hpp"
 #include "explain/report_facts.hpp"
 #include "patch/next_step.hpp"
+#include "similar/index.hpp"
 #include "util/style.hpp"
 
 #include <nlohmann/json.hpp>
@@ -33,9 +34,16 @@ struct ExplainReport {
     std::string facts_from;               // "the report", "this machine", "--root DIR", or "" (not used)
     std::string facts_source = "none";    // "report", "this machine", "root" or "none"
     std::optional<ReportFacts> reporter;  // when facts_source is "report"
+    // The nearest public threads (similar/index.hpp), shown above k_show_similarity; `vote`
+    // when no entry recognised the log and they agree on a category (basis `similar`).
+    std::vector<similar::SimilarReport> similar;
+    std::optional<similar::Vote> vote;
     // The fix each problem's `next` names, by entry id (patch/next_step.hpp); absent: none.
     std::map<std::string, patch::FixStep> fix_steps;
 };
+
+// The basis of the whole answer: its first problem's, else `similar` with a vote, else `none`.
+Basis report_basis(const ExplainReport& report);
 
 struct TextOptions {
     // -v: ranking reasons (`why here`), the facts behind a facts-only problem, the other

@@ -12,6 +12,8 @@
 #include "run/kb_watcher.hpp"
 #include "run/plan.hpp"
 #include "scan/coverage.hpp"
+#include "similar/index.hpp"
+#include "similar/terms.hpp"
 #include "util/atomic_file.hpp"
 #include "util/strings.hpp"
 
@@ -113,6 +115,27 @@ Status write_report(const std::string& path, const std::string& text) {
     return write_file_atomic(path, text);
 }
 
+// The similar public reports of an incident (docs/run.md, "Incident report"): looked up by
+// its error lines in the index of public threads; a lookup that fails is a note.
+nlohmann::json similar_reports(const CommandRequest& request, const std::vector<std::string>& lines,
+                               Diagnostics& diag) {
+    similar::TermCollector terms;
+    for (const auto& line : lines)
+        if (!terms.add_line(line)) break;
+    if (terms.terms().empty()) return nlohmann::json::array();
+    auto index =
+        similar::ThreadIndex::open(request.data_dir / "threads",
+                                   similar::module_paths(request.executable_dir, request.installed_library_dir),
+                                   similar::build_tree_index(request.executable_dir));
+    auto nearest =
+        index ? index->nearest(terms.terms(), 3) : Result<std::vector<similar::SimilarReport>>(index.error());
+    if (!nearest) {
+        diag.note(fmt::format("no similar public reports: {}", nearest.error().message()));
+        return nlohmann::json::array();
+    }
+    return similar::reports_json(similar::shown(std::move(*nearest), 3));
+}
+
 // What to run after an incident (issue 30: a summary ends with the next command): a run that a
 // stricter profile saved is run under it from the start; otherwise the fix of the problem the
 // summary names first, as explain and doctor name it (patch/next_step.hpp). "" when rmcp knows
@@ -148,6 +171,7 @@ bool report_incident(const CommandRequest& request, const RunResult& result, con
     if (!facts) facts = detect(root);
     inputs.facts = facts_to_json(*facts);
     inputs.kernel_log = read_kernel_log_since(result.started);
+    if (result.incident()) inputs.similar = similar_reports(request, incident_lines(result, inputs.kernel_log), diag);
     const std::string path = request.report.empty() ? default_report_path(result.started) : request.report;
     for (const auto& line : summary_lines(result)) diag.note(line);
     if (auto written = write_report(path, request.json_text(incident_report(result, inputs))); !written) {

@@ -46,6 +46,7 @@ json attempt_json(const Attempt& a) {
                            {"category", m.first.category},
                            {"title", m.first.title},
                            {"severity", m.first.severity},
+                           {"basis", m.first.basis},
                            {"gpu_failure", is_gpu_failure_category(m.first.category)},
                            {"stream", stream_name(m.first.stream)},
                            {"offset", m.first.end_offset},
@@ -113,6 +114,16 @@ json relevant_facts(const json& facts) {
     return out;
 }
 
+std::vector<std::string> incident_lines(const RunResult& result, const std::optional<KernelLogLines>& kernel_log) {
+    std::vector<std::string> lines;
+    for (const auto& a : result.attempts) {
+        for (const auto& m : a.matches) lines.push_back(m.first.line);
+        lines.insert(lines.end(), a.excerpt.begin(), a.excerpt.end());
+    }
+    if (kernel_log) lines.insert(lines.end(), kernel_log->lines.begin(), kernel_log->lines.end());
+    return lines;
+}
+
 json incident_report(const RunResult& result, const ReportInputs& inputs) {
     json attempts = json::array();
     for (const auto& a : result.attempts) attempts.push_back(attempt_json(a));
@@ -127,6 +138,7 @@ json incident_report(const RunResult& result, const ReportInputs& inputs) {
                    {"log", inputs.log_path.empty() ? json(nullptr) : json(inputs.log_path)},
                    {"attempts", attempts}};
     report["facts"] = inputs.facts ? relevant_facts(*inputs.facts) : json(nullptr);
+    report["similar"] = inputs.similar;
     if (inputs.kernel_log) {
         report["kernel_log"] = {{"source",
                                  inputs.kernel_log->source.empty() ? json(nullptr) : json(inputs.kernel_log->source)},

@@ -39,7 +39,13 @@ struct ReportInputs {
     std::string log_path;
     std::optional<nlohmann::json> facts;  // detect's JSON, reduced by relevant_facts()
     std::optional<KernelLogLines> kernel_log;
+    // The nearest public threads (similar::reports_json), looked up on an incident only.
+    nlohmann::json similar = nlohmann::json::array();
 };
+
+// The error lines a report's similar public reports are looked up by: each attempt's matched
+// lines and output excerpt, and the kernel's messages since the start.
+std::vector<std::string> incident_lines(const RunResult& result, const std::optional<KernelLogLines>& kernel_log);
 
 nlohmann::json incident_report(const RunResult& result, const ReportInputs& inputs);
 

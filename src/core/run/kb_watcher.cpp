@@ -1,6 +1,7 @@
 #include "run/kb_watcher.hpp"
 
 #include "explain/crash_classifier.hpp"
+#include "explain/diagnose.hpp"
 #include "explain/matcher.hpp"
 #include "kb/kb.hpp"
 
@@ -42,6 +43,8 @@ private:
         out.category = entry.category;
         out.title = entry.title;
         out.severity = std::string(kb::severity_name(entry.severity));
+        // How sure (docs/explain.md, "Basis"): run sees log lines only, never a report's facts.
+        out.basis = std::string(explain::basis_name(explain::entry_basis(entry)));
         out.family = kb::is_family(entry);
         out.stream = stream;
         out.end_offset = m.end_offset;

@@ -23,6 +23,7 @@ struct WatchMatch {
     std::string category;  // one of kb::k_categories
     std::string title;
     std::string severity;
+    std::string basis;  // explain::basis_name: "signature" (a specific entry) or "family"
     // A family entry (kb::is_family): it names a message family, not a cause, and ranks after
     // every specific entry in what run says (the same ranking as explain: issue 30).
     bool family = false;
