@@ -125,9 +125,9 @@ std::string render_kb_show_text(const kb::Entry& e, const Style& style, bool ver
     out += "\n" + style.bold("References:") + "\n";
     for (const auto& r : e.references) out += "  " + r + "\n";
     if (verbose && !e.notes.empty()) out += "\n" + style.bold("Maintainer notes:") + "\n  " + flat(e.notes) + "\n";
-    out += "\n" +
-           style.dim("defined in " + e.file + (!verbose && !e.notes.empty() ? " (add -v for maintainer notes)" : "")) +
-           "\n";
+    out += "\n" + style.dim("defined in " + e.file) + "\n";
+    // On its own line: a long path must not wrap the hint apart (-v replaces exactly this line).
+    if (!verbose && !e.notes.empty()) out += style.dim("(add -v for maintainer notes)") + "\n";
     return out;
 }
 
