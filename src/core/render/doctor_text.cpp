@@ -2,6 +2,7 @@
 
 #include "kb/describe.hpp"
 #include "util/strings.hpp"
+#include "util/terminal.hpp"
 #include "util/text.hpp"
 
 #include <fmt/format.h>
@@ -29,12 +30,6 @@ Glyphs glyphs(bool unicode) {
     return {"[+]", "[!]", "[x]", " - ", " - "};
 }
 
-// Columns a string takes: UTF-8 continuation bytes take none (the glyphs above are one column).
-std::size_t columns(std::string_view s) {
-    return static_cast<std::size_t>(
-        std::count_if(s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0U) != 0x80U; }));
-}
-
 // Greedy word wrap: the first line after `first` (already `first_cols` wide), the others
 // indented by `indent`; a word longer than a line (a path, a URL) stays whole.
 std::string wrap(std::string_view text, std::size_t first_cols, std::size_t indent, std::size_t width) {
@@ -48,7 +43,7 @@ std::string wrap(std::string_view text, std::size_t first_cols, std::size_t inde
         const auto end = text.find_first_of(" \n\t");
         const auto word = text.substr(0, end);
         text.remove_prefix(end == std::string_view::npos ? text.size() : end);
-        const auto w = columns(word);
+        const auto w = display_width(word);
         if (!line_empty && col + 1 + w > width) {
             out += '\n' + std::string(indent, ' ');
             col = indent;
@@ -369,14 +364,14 @@ std::string render_doctor_text(const kb::DoctorReport& r, const json& facts, con
 
     // The machine, in one (wrapped) line.
     out += s.bold("rmcp doctor") + std::string(g.dot) +
-           wrap(machine_words(facts, g), columns("rmcp doctor") + columns(g.dot), 2, width) + '\n';
+           wrap(machine_words(facts, g), display_width("rmcp doctor") + display_width(g.dot), 2, width) + '\n';
     for (const auto& note : r.notes) out += paragraph("note: " + note, 0, width);
     out += '\n';
 
     // The checklist: one line per area, its findings (or what passed) after the title.
     const auto areas = build_areas(r, facts);
     std::size_t title_cols = 0;
-    for (const auto& a : areas) title_cols = std::max(title_cols, columns(a.title));
+    for (const auto& a : areas) title_cols = std::max(title_cols, display_width(a.title));
     title_cols = std::min<std::size_t>(title_cols, 36);
     for (const auto& a : areas) {
         std::string coloured;
@@ -389,9 +384,9 @@ std::string render_doctor_text(const kb::DoctorReport& r, const json& facts, con
                 .push_back(finding_words(*f));
         std::string detail = problems.empty() ? ok_words(a, facts) : join_words(problems);
         if (!notes.empty()) detail += (detail.empty() ? "" : "; ") + join_words(notes);
-        const auto lead_cols = 1 + 3 + 1 + std::max(title_cols, columns(a.title)) + 2;
+        const auto lead_cols = 1 + 3 + 1 + std::max(title_cols, display_width(a.title)) + 2;
         std::string title = a.title;
-        title.append(lead_cols - 1 - 3 - 1 - 2 - columns(a.title), ' ');
+        title.append(lead_cols - 1 - 3 - 1 - 2 - display_width(a.title), ' ');
         out += " " + coloured + " " + title + "  ";
         out += detail.empty() ? std::string() : wrap(detail, lead_cols, lead_cols, width);
         // No trailing blanks when there is nothing after the title.
