@@ -246,7 +246,11 @@ std::vector<Area> build_areas(const kb::DoctorReport& r, const json& facts) {
     areas.push_back({AreaKind::install, 0, "ROCm and PyTorch", {}});
     areas.push_back({AreaKind::environment, 0, "Environment", {}});
     for (const auto& f : r.findings) {
-        auto [kind, gpu] = area_of(f);
+        // Copies, not structured bindings: a lambda may not capture a binding before C++20's
+        // P1091 (clang 14, the ASan build, refuses it).
+        const auto where = area_of(f);
+        const auto kind = where.first;
+        const auto gpu = where.second;
         auto it = std::find_if(areas.begin(), areas.end(), [&](const Area& a) {
             return a.kind == kind && (kind != AreaKind::gpu_target && kind != AreaKind::gpu_code ? true : a.gpu == gpu);
         });
