@@ -123,6 +123,46 @@ def test_validation_split_does_not_fall_below_what_was_measured(rows):
     assert signature[0] >= VALIDATION_FLOOR["signature_precision"] * signature[1], f"signature answers right {signature}"
 
 
+# `cause_varies` (docs/kb-format.md) is decided by the threads, for every entry at once: an entry
+# that answers first on at least CAUSE_VARIES_SUPPORT dev threads and is right (its category is the
+# thread's) on fewer than CAUSE_VARIES_PRECISION of them names a message, not a cause, and must
+# say so (its answers are then `family`, "likely"); an entry that the threads do not show to vary
+# must not carry it. A `signature` answer is one a user can trust (issue 31): this is the test that
+# keeps every entry, present and future, honest about that. Dev rows only: the kb is written
+# against dev, validation measures it.
+CAUSE_VARIES_SUPPORT = 5
+CAUSE_VARIES_PRECISION = 0.9
+
+
+def first_answer_precision(rows, split="dev"):
+    """kb entry id -> (first answers right, first answers), over the failing and clean logs of `split`."""
+    tally = {}
+    for r in rows:
+        if r["split"] != split or not r["first_id"]:
+            continue
+        right, total = tally.get(r["first_id"], (0, 0))
+        tally[r["first_id"]] = (right + (not r["clean"] and r["first_category"] == r["category"]), total + 1)
+    return tally
+
+
+@sweep_of_the_real_logs
+def test_cause_varies_matches_the_threads(rows):
+    entries = {f.stem: tomllib.loads(f.read_text()) for f in (REPO / "kb").glob("*.toml")}
+    wrong = []
+    for entry_id, (right, total) in sorted(first_answer_precision(rows).items()):
+        entry = entries[entry_id]
+        if entry.get("confidence") == "generic":
+            continue  # a family entry is `family` by definition
+        varies = total >= CAUSE_VARIES_SUPPORT and right < CAUSE_VARIES_PRECISION * total
+        if varies != entry.get("cause_varies", False):
+            wrong.append(f"{entry_id}: {right} of {total} dev first answers right, "
+                         f"cause_varies should be {str(varies).lower()}")
+    answering = set(first_answer_precision(rows))
+    wrong += [f"{i}: cause_varies without {CAUSE_VARIES_SUPPORT} dev first answers to show it"
+              for i, e in sorted(entries.items()) if e.get("cause_varies") and i not in answering]
+    assert not wrong, "\n".join(wrong)
+
+
 # "0 nothing recognised for logs with an error line of a known family" (the issue's promise),
 # with the family lines recognised by the script's own KNOWN_FAMILY_LINES, written from the
 # issue's list and independent of the kb's signatures. Measured (docs/explain-accuracy.md):

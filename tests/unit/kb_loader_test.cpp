@@ -1,4 +1,5 @@
 // Loader validation: every error names file:line; the shipped kb/ loads.
+#include "explain/diagnose.hpp"
 #include "kb/kb.hpp"
 
 #include <gtest/gtest.h>
@@ -191,4 +192,18 @@ TEST(KbLoader, NotesAreOptionalText) {
     EXPECT_EQ(e->notes, "where sources disagree");
     EXPECT_EQ(error_of(k_head + "notes = 1\n[[signatures]]\npattern = 'x'\n").second,
               "\"notes\" must be a string, not integer");
+}
+
+TEST(KbLoader, CauseVariesIsABooleanThatMakesAnswersFamily) {
+    auto e = load_entry(k_head + "cause_varies = true\n[[signatures]]\npattern = 'x'\n", "kb/e.toml");
+    ASSERT_TRUE(e.ok()) << e.error().message();
+    EXPECT_TRUE(e->cause_varies);
+    // A message of several causes is never a `signature` answer (docs/explain.md, "Basis").
+    EXPECT_EQ(rmcp::explain::entry_basis(*e), rmcp::explain::Basis::family);
+    auto plain = load_entry(k_head + "[[signatures]]\npattern = 'x'\n", "kb/e.toml");
+    ASSERT_TRUE(plain.ok());
+    EXPECT_FALSE(plain->cause_varies);
+    EXPECT_EQ(rmcp::explain::entry_basis(*plain), rmcp::explain::Basis::signature);
+    EXPECT_EQ(error_of(k_head + "cause_varies = \"yes\"\n[[signatures]]\npattern = 'x'\n"),
+              (std::pair<std::string, std::string>{"kb/e.toml:8", "cause_varies must be true or false"}));
 }

@@ -275,7 +275,9 @@ std::string_view basis_word(Basis b) {
 }
 
 Basis entry_basis(const kb::Entry& entry) {
-    return entry.confidence == kb::Confidence::generic ? Basis::family : Basis::signature;
+    // A family entry names a kind of message; a `cause_varies` entry a message that several
+    // causes print (the threads show it): neither says which cause this log has.
+    return kb::is_family(entry) || entry.cause_varies ? Basis::family : Basis::signature;
 }
 
 Basis basis_of(const Diagnosis& d) {

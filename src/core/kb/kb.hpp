@@ -50,6 +50,10 @@ struct Entry {
     // optional: what usually causes it, one or two sentences for a worried user (`rmcp explain`'s
     // `what:` line adds them to the summary's first sentence; newcomer review, finding 11)
     std::string causes;
+    // optional: the entry recognises a message that several causes print, not one cause; the
+    // real threads show it (docs/kb-format.md, "cause_varies"). Its answers have basis `family`
+    // ("likely"), never `signature`: a user may trust a `signature` answer blindly.
+    bool cause_varies = false;
     // optional: where the sources disagree with an earlier reading or with each other, and
     // what was decided (shown by `rmcp kb show`, not by doctor or explain)
     std::string notes;

@@ -276,6 +276,12 @@ std::optional<Problem> parse_header(const toml::table& root, const std::string& 
     e.causes = get_string(root, "causes", 1, false, problems).value();
     e.notes = get_string(root, "notes", 1, false, problems).value();
     if (!problems.empty()) return problems.front();
+    if (const auto* varies = root.get("cause_varies")) {
+        const auto flag = varies->value<bool>();
+        if (!flag || !varies->is_boolean())
+            return Problem{line_of(*varies), "cause_varies must be true or false"};
+        e.cause_varies = *flag;
+    }
 
     if (e.id != stem)
         return Problem{line_of(*root.get("id")),
@@ -394,7 +400,8 @@ std::optional<Problem> check_entry_shape(const toml::table& root, const Entry& e
 std::optional<Problem> parse_entry(const toml::table& root, const std::string& stem, Entry& e) {
     if (auto bad = check_keys(root,
                               {"id", "title", "category", "severity", "confidence", "scope", "summary", "next_step",
-                               "causes", "notes", "references", "applies", "signatures", "fixes"},
+                               "causes", "cause_varies", "notes", "references", "applies", "signatures",
+                               "fixes"},
                               "an entry"))
         return bad;
     if (auto bad = parse_header(root, stem, e)) return bad;

@@ -16,6 +16,7 @@ std::string basis_line(const Diagnosis& d) {
     const Basis basis = basis_of(d);
     const char* why = basis == Basis::signature ? "a signature of this specific entry matched"
                       : d.facts_only            ? "the reporter's machine predicts it; no log line shows it"
+                      : d.entry->cause_varies   ? "several causes print this message; public threads with it had others"
                                                 : "a family entry: the kind of message, not its cause";
     return fmt::format("   {}: {}\n", basis_word(basis), why);
 }

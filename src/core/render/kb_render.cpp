@@ -112,6 +112,7 @@ std::string render_kb_show_text(const kb::Entry& e, const Style& style, bool ver
     for (const auto& l : applies_lines(e)) out += std::string(2 + 2 * l.depth, ' ') + l.text + "\n";
     out += "\n" + style.bold("Log signatures (rmcp explain):") + "\n";
     if (e.signatures.empty()) out += "  none: doctor only\n";
+    if (e.cause_varies) out += "  a message that several causes print: explain answers it as \"likely\", not \"recognised\"\n";
     for (const auto& s : e.signatures) {
         out += "  /" + s.pattern + "/\n";
         if (!s.context.empty()) {
@@ -148,6 +149,7 @@ json kb_show_json(const kb::Entry& e) {
             {"signatures", signatures_json(e)},
             {"fixes", fixes_json(e)},
             {"references", e.references},
+            {"cause_varies", e.cause_varies},
             {"notes", e.notes.empty() ? json(nullptr) : json(flat(e.notes))},
             {"file", e.file}};
 }
@@ -180,6 +182,9 @@ std::map<std::string, std::string> render_kb_markdown(const kb::KnowledgeBase& k
         if (e.applies) page += "\n";
         page += "## Log signatures\n\n";
         if (e.signatures.empty()) page += "None: `rmcp doctor` only.\n\n";
+        if (e.cause_varies)
+            page += "A message that several causes print (`cause_varies`): `rmcp explain` answers it as "
+                    "\"likely\" (basis `family`), not \"recognised\".\n\n";
         for (const auto& s : e.signatures) {
             page += "- " + md_code(s.pattern);
             if (!s.context.empty()) {
