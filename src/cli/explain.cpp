@@ -81,7 +81,9 @@ public:
             m_announced.insert(entry);
             if (specific && kb::is_family(m_entries[entry])) continue;
             if (m_ctx.quiet()) continue;
-            m_ctx.diag.raw(shown_text(m_ctx, fmt::format("rmcp: recognised {}\n",
+            // "recognised" or "likely", as the answer will say it (docs/explain.md, "Basis").
+            m_ctx.diag.raw(shown_text(m_ctx, fmt::format("rmcp: {} {}\n",
+                                                         explain::basis_word(explain::entry_basis(m_entries[entry])),
                                                          explain::seen_line(m_entries[entry], source, line))));
         }
         m_batch.clear();

@@ -137,7 +137,8 @@ def test_a_family_entry_is_not_announced_beside_a_specific_one(rmcp):
     line = (b"Memory access fault by GPU node-1 (Agent handle: 0x55d0) on address 0x7f00. Reason: Page not "
             b"present or supervisor privilege.\n:0:rocdevice.cpp :2614: HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION\n")
     proc = rmcp("explain", "--no-facts", "-", input=line + b"Aborted (core dumped)\n")
-    announced = [l for l in proc.stderr.decode().splitlines() if l.startswith("rmcp: recognised")]
+    # memory-access-fault is a message several causes print (kb: cause_varies): "likely".
+    announced = [l for l in proc.stderr.decode().splitlines() if l.startswith(("rmcp: recognised", "rmcp: likely"))]
     assert announced and all("family-" not in l for l in announced), announced
     assert any("memory-access-fault" in l for l in announced), announced
 

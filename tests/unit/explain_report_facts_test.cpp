@@ -458,5 +458,18 @@ TEST(ReportFacts, SectionsAreReadThroughPasteWrappers) {
     EXPECT_EQ(f.gpus[0].marketing_name, "AMD Radeon RX 6700 XT");
 }
 
+TEST(ReportFacts, AVersionWithoutItsBuildStatesNoTorchInstall) {
+    // "2.0.0" is a distribution's ROCm build as much as PyPI's CUDA build: no torch install is
+    // stated, so no entry judges its build (torch-cpu-build read an absent HIP version as CPU).
+    const auto bare = report_facts_document(read("PyTorch version: 2.0.0\n"));
+    EXPECT_TRUE(bare["torch"].empty());
+    const auto rocm = report_facts_document(read("PyTorch version: 2.3.0+rocm6.0\n"));
+    ASSERT_EQ(rocm["torch"].size(), 1U);
+    EXPECT_EQ(rocm["torch"][0]["hip_version"], "6.0");
+    const auto cpu = report_facts_document(read("PyTorch version: 2.3.0+cpu\n"));
+    ASSERT_EQ(cpu["torch"].size(), 1U);
+    EXPECT_TRUE(cpu["torch"][0]["hip_version"].is_null());
+}
+
 }  // namespace
 }  // namespace rmcp::explain

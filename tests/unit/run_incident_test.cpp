@@ -21,6 +21,7 @@ Attempt faulted(unsigned number) {
     m.category = "gpu-memory-fault";
     m.title = "Memory access fault by GPU";
     m.severity = "critical";
+    m.basis = "signature";  // a specific entry: the summary says "recognised"
     m.stream = StreamId::err;
     m.line = "Memory access fault by GPU node-1 (Agent handle: 0x1) on address 0x7f. Reason: Page not present.";
     a.matches.push_back({m, 2});
@@ -107,6 +108,7 @@ TEST(RunIncident, SummaryRanksSpecificFirstAndSaysEachThingOnce) {
         family.category = "hsa-runtime-error";
         family.title = "ROCm runtime (HSA) error";
         family.family = true;
+        family.basis = "family";
         a.matches.insert(a.matches.begin(), {family, 1});  // seen first in the output
         return a;
     };
@@ -127,6 +129,9 @@ TEST(RunIncident, SummaryRanksSpecificFirstAndSaysEachThingOnce) {
     only_family.attempts[0].matches.pop_back();
     EXPECT_EQ(first_gpu_match(only_family.attempts[0]), "family-hsa-status-error");
     EXPECT_EQ(top_entry(only_family), "family-hsa-status-error");
+    // ... in explain's words for its basis: "likely", never "recognised" (docs/explain.md, "Basis").
+    EXPECT_EQ(summary_lines(only_family).at(1),
+              "likely family-hsa-status-error [hsa-runtime-error]: ROCm runtime (HSA) error");
 }
 
 TEST(RunIncident, KernelLogAndFactsWhenGiven) {

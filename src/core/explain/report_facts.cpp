@@ -1116,7 +1116,13 @@ nlohmann::json report_facts_document(const ReportFacts& report) {
         r.version_source = "report";
         facts.rocm.push_back(std::move(r));
     }
-    if (report.torch_version || report.torch_hip_version) {
+    // A version alone ("2.0.0") does not say which build it is: a distribution's ROCm build and
+    // PyPI's CUDA build print the same. Without the HIP version or a local tag ("+rocm6.0",
+    // "+cpu", "+cu121") the report shows no torch install the kb could judge, so none is
+    // stated: an absent HIP version would otherwise read as a CPU build (torch-cpu-build).
+    const bool torch_build_shown =
+        report.torch_hip_version || (report.torch_version && report.torch_version->find('+') != std::string::npos);
+    if (torch_build_shown) {
         TorchInstall t;
         if (report.torch_version) t.version = Fact<std::string>::known(*report.torch_version, "report");
         if (report.torch_hip_version) t.hip_version = Fact<std::string>::known(*report.torch_hip_version, "report");

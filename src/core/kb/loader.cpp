@@ -278,8 +278,7 @@ std::optional<Problem> parse_header(const toml::table& root, const std::string& 
     if (!problems.empty()) return problems.front();
     if (const auto* varies = root.get("cause_varies")) {
         const auto flag = varies->value<bool>();
-        if (!flag || !varies->is_boolean())
-            return Problem{line_of(*varies), "cause_varies must be true or false"};
+        if (!flag || !varies->is_boolean()) return Problem{line_of(*varies), "cause_varies must be true or false"};
         e.cause_varies = *flag;
     }
 
@@ -400,8 +399,7 @@ std::optional<Problem> check_entry_shape(const toml::table& root, const Entry& e
 std::optional<Problem> parse_entry(const toml::table& root, const std::string& stem, Entry& e) {
     if (auto bad = check_keys(root,
                               {"id", "title", "category", "severity", "confidence", "scope", "summary", "next_step",
-                               "causes", "cause_varies", "notes", "references", "applies", "signatures",
-                               "fixes"},
+                               "causes", "cause_varies", "notes", "references", "applies", "signatures", "fixes"},
                               "an entry"))
         return bad;
     if (auto bad = parse_header(root, stem, e)) return bad;

@@ -112,7 +112,8 @@ std::string render_kb_show_text(const kb::Entry& e, const Style& style, bool ver
     for (const auto& l : applies_lines(e)) out += std::string(2 + 2 * l.depth, ' ') + l.text + "\n";
     out += "\n" + style.bold("Log signatures (rmcp explain):") + "\n";
     if (e.signatures.empty()) out += "  none: doctor only\n";
-    if (e.cause_varies) out += "  a message that several causes print: explain answers it as \"likely\", not \"recognised\"\n";
+    if (e.cause_varies)
+        out += "  a message that several causes print: explain answers it as \"likely\", not \"recognised\"\n";
     for (const auto& s : e.signatures) {
         out += "  /" + s.pattern + "/\n";
         if (!s.context.empty()) {

@@ -1,5 +1,6 @@
 #include "run/incident.hpp"
 
+#include "explain/diagnose.hpp"
 #include "process/kernel_log.hpp"
 
 #include <fmt/format.h>
@@ -208,7 +209,11 @@ std::vector<std::string> summary_lines(const RunResult& result) {
     std::vector<std::string> quoted;
     for (const auto& r : recognised_problems(result)) {
         const auto& m = r.match->first;
-        lines.push_back(fmt::format("recognised {} [{}]{}: {}", m.entry_id, m.category,
+        // "recognised" (basis signature) or "likely" (family), in explain's words.
+        const auto word = m.basis == explain::basis_name(explain::Basis::signature)
+                              ? explain::basis_word(explain::Basis::signature)
+                              : explain::basis_word(explain::Basis::family);
+        lines.push_back(fmt::format("{} {} [{}]{}: {}", word, m.entry_id, m.category,
                                     failed > 1 ? " in " + attempt_list(r.attempts, failed) : std::string(), m.title));
         // The same line often answers several entries, and every attempt prints it again.
         if (!m.line.empty() && std::find(quoted.begin(), quoted.end(), m.line) == quoted.end()) {
