@@ -23,7 +23,8 @@ foreach(dir kb patches profiles probe)
           FILES_MATCHING PATTERN "*.toml")
 endforeach()
 # The public threads (threads/README.md): records and excerpts, read when the index is rebuilt.
-install(FILES ${PROJECT_SOURCE_DIR}/threads/threads.toml DESTINATION ${RMCP_INSTALL_DATADIR}/threads)
+install(FILES ${PROJECT_SOURCE_DIR}/threads/threads.toml ${PROJECT_SOURCE_DIR}/threads/message-causes.toml
+        DESTINATION ${RMCP_INSTALL_DATADIR}/threads)
 install(DIRECTORY ${CMAKE_BINARY_DIR}/threads-index/ DESTINATION ${RMCP_INSTALL_DATADIR}/threads/index)
 install(TARGETS rmcp_xapian LIBRARY DESTINATION ${RMCP_INSTALL_PRIVLIBDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/threads/excerpts/ DESTINATION ${RMCP_INSTALL_DATADIR}/threads/excerpts

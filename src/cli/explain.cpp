@@ -11,6 +11,7 @@
 #include "facts/facts_json.hpp"
 #include "install_paths.hpp"
 #include "similar/index.hpp"
+#include "similar/message_causes.hpp"
 #include "similar/terms.hpp"
 #include "kb/kb.hpp"
 #include "patch/next_step.hpp"
@@ -132,6 +133,21 @@ void add_similar_reports(Context& ctx, const ExplainOptions& opts, const similar
     if (report.diagnoses.empty()) report.vote = similar::vote(*nearest);
     if (report.diagnoses.empty() && !report.vote) return;  // never a problem on a log rmcp finds clean
     report.similar = similar::shown(std::move(*nearest), opts.similar);
+}
+
+// Under a first answer that names a message, not a cause (basis `family`): what the public
+// threads that rmcp answers with the same entry established (similar/message_causes.hpp). Off
+// with the similar reports (`--similar 0`); a file that cannot be read is a note.
+void add_message_causes(Context& ctx, const ExplainOptions& opts, explain::ExplainReport& report) {
+    if (opts.similar == 0 || report.diagnoses.empty()) return;
+    const auto& first = report.diagnoses.front();
+    if (first.facts_only || explain::basis_of(first) != explain::Basis::family) return;
+    auto causes = similar::message_causes(ctx.data_dir() / "threads", first.entry->id, opts.exclude_threads);
+    if (!causes) {
+        ctx.diag.note(fmt::format("no public threads with this message: {}", causes.error().message()));
+        return;
+    }
+    if (causes->threads > 0) report.message_causes = std::move(*causes);
 }
 
 int explain(Context& ctx, const ExplainOptions& opts) {
@@ -267,6 +283,7 @@ int explain(Context& ctx, const ExplainOptions& opts) {
         builder.rank(applies, report.reporter ? &facts : nullptr,
                      opts.all_matches ? explain::FamilyEntries::keep_all : explain::FamilyEntries::drop_covered);
     add_similar_reports(ctx, opts, error_terms, report);
+    add_message_causes(ctx, opts, report);
 
     // Each problem's next command, in doctor's words (patch/next_step.hpp). Without the patch
     // definitions the problems are still explained, only without a command.

@@ -166,6 +166,16 @@ def test_cause_varies_matches_the_threads(rows):
     assert not wrong, "\n".join(wrong)
 
 
+# threads/message-causes.toml (src/core/similar/message_causes.hpp) is generated from the first
+# answers; a kb change that moves one makes it stale, and explain would then show what the threads
+# established behind another message. Regenerate with the command in the file's header.
+@sweep_of_the_real_logs
+def test_message_causes_are_the_first_answers_of_this_kb(rows):
+    want = accuracy.message_causes_text(rows)
+    assert accuracy.MESSAGE_CAUSES.read_text() == want, (
+        "threads/message-causes.toml is stale: run /usr/bin/python3 bench/explain_accuracy.py --update-message-causes")
+
+
 # "0 nothing recognised for logs with an error line of a known family" (the promise),
 # with the family lines recognised by the script's own KNOWN_FAMILY_LINES, written from the
 # issue's list and independent of the kb's signatures. Measured (docs/explain-accuracy.md):

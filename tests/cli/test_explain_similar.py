@@ -48,6 +48,35 @@ def test_family_entries_say_likely(rmcp, tmp_path):
     assert "   likely: a family entry" in text
 
 
+def test_a_message_of_several_causes_shows_what_its_threads_established(rmcp, tmp_path):
+    """Under a first answer of basis `family` (memory-access-fault is cause_varies), the tally of
+    threads/message-causes.toml for that entry, counted here from the file itself; off with
+    --similar 0; absent under a `signature` answer."""
+    import collections
+    import tomllib
+    log = tmp_path / "fault.log"
+    log.write_text("Memory access fault by GPU node-1 (Agent handle: 0x55d0c8a0b2c0) on address 0x7f1c2a400000. "
+                   "Reason: Page not present or supervisor privilege.\nAborted (core dumped)\n")
+    proc, out = explain_json(rmcp, log)
+    assert out["problems"][0]["id"] == "memory-access-fault" and out["basis"] == "family"
+    shipped = tomllib.loads((REPO / "threads" / "message-causes.toml").read_text())["message"]
+    want = collections.Counter(m["category"] for m in shipped if m["entry"] == "memory-access-fault")
+    assert want, "no thread answered first by memory-access-fault in threads/message-causes.toml"
+    causes = out["message_causes"]
+    assert causes["entry"] == "memory-access-fault" and causes["threads"] == sum(want.values())
+    assert {c["category"]: c["threads"] for c in causes["causes"]} == dict(want)
+    counts = [c["threads"] for c in causes["causes"]]
+    assert counts == sorted(counts, reverse=True)
+    text = rmcp("explain", "--no-facts", log).stdout.decode()
+    line = ", ".join(f'{c["threads"]} {c["category"]}' for c in causes["causes"])
+    assert f"   public threads with this message: {line}\n" in text
+    _, off = explain_json(rmcp, "--similar", "0", log)
+    assert off["message_causes"] is None
+    assert "public threads with this message" not in rmcp("explain", "--no-facts", "--similar", "0", log).stdout.decode()
+    _, signature = explain_json(rmcp, LOGS / "miopen-failure-gemm-bwd-fault.log", check=0)
+    assert signature["basis"] == "signature" and signature["message_causes"] is None
+
+
 def test_clean_log_has_basis_none_and_no_similar_reports(rmcp, tmp_path):
     log = tmp_path / "clean.log"
     log.write_text("epoch 1 step 10 loss 0.693\nepoch 1 step 20 loss 0.412\n")

@@ -103,6 +103,9 @@ std::string render_text(const ExplainReport& report, const Style& style, const T
                            kb::confidence_name(e.confidence));
         out += fmt::format("   {}\n", e.title);
         out += basis_line(d);
+        if (rank == 1 && report.message_causes)
+            out += fmt::format("   public threads with this message: {}\n",
+                               similar::message_causes_text(*report.message_causes));
         // The entry's first sentence says what the problem is; `rmcp kb show ID` has the rest.
         // ... and what usually causes it, where the kb says (its `causes`).
         out += fmt::format("   what: {}{}\n", kb::summary_line(e.summary),
@@ -224,6 +227,8 @@ nlohmann::json render_json(const ExplainReport& report) {
              {"similar", similar::reports_json(report.similar)},
              {"problems", problems}};
     if (report.reporter) out["report_facts"] = report_facts_json(*report.reporter);
+    out["message_causes"] =
+        report.message_causes ? similar::message_causes_json(*report.message_causes) : json(nullptr);
     if (report.vote)
         out["similar_vote"] = {{"category", report.vote->category},
                                {"votes", report.vote->votes},

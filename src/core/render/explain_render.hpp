@@ -5,6 +5,7 @@
 #include "explain/report_facts.hpp"
 #include "patch/next_step.hpp"
 #include "similar/index.hpp"
+#include "similar/message_causes.hpp"
 #include "util/style.hpp"
 
 #include <nlohmann/json.hpp>
@@ -38,6 +39,9 @@ struct ExplainReport {
     // when no entry recognised the log and they agree on a category (basis `similar`).
     std::vector<similar::SimilarReport> similar;
     std::optional<similar::Vote> vote;
+    // Under a first answer of basis `family`: what the public threads answered with the same
+    // entry turned out to be (similar/message_causes.hpp); absent when no thread was.
+    std::optional<similar::MessageCauses> message_causes;
     // The fix each problem's `next` names, by entry id (patch/next_step.hpp); absent: none.
     std::map<std::string, patch::FixStep> fix_steps;
 };
