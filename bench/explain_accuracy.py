@@ -376,9 +376,11 @@ def measures_table(s, s_situ):
 
 def in_situ_facts(rmcp, log, facts_dir):
     """The facts file of the thread's machine, as far as the thread states it (gfx target, GPU
-    name, ROCm and PyTorch versions in threads.toml): written as the lines a bug report shows
-    and read back by `rmcp detect --from-report` into `detect --format json`'s schema. None
-    when the thread states none of them (the log is then explained with --no-facts)."""
+    name, ROCm and PyTorch versions, the failing run's environment variables and the kernel
+    release in threads.toml; bench/threads_facts.py): written as the lines a bug report shows
+    ("export NAME=value", "Kernel: RELEASE") and read back by `rmcp detect --from-report` into
+    `detect --format json`'s schema. None when the thread states none of them (the log is then
+    explained with --no-facts)."""
     lines = []
     if log.get("gfx_target"):
         lines += ["Agent 2", f"  Name:                    {log['gfx_target']}"]
@@ -388,6 +390,9 @@ def in_situ_facts(rmcp, log, facts_dir):
         lines.append(f"ROCm version: {log['rocm']}")
     if log.get("torch"):
         lines.append(f"PyTorch version: {log['torch']}")
+    lines += [f"export {o}" for o in log.get("overrides", [])]
+    if log.get("kernel"):
+        lines.append(f"Kernel: {log['kernel']}")
     if not lines:
         return None
     facts_dir = pathlib.Path(facts_dir)
@@ -480,8 +485,10 @@ def main():
             "threads only, a dev log leaving its own thread out (`--exclude-thread URL`): no thread ever",
             "retrieves itself. In situ: the same with `--facts FILE` instead of `--no-facts`, the facts of the",
             "thread's machine as the thread states them (`in_situ_facts()`: gfx target, GPU name, ROCm and",
-            "PyTorch versions from threads.toml, read by `rmcp detect --from-report`), as rmcp would answer on",
-            "that machine; a thread that states none of them is explained without facts.", ""]
+            "PyTorch versions, the failing run's environment variables (`overrides`, never what the thread",
+            "names as the fix) and the kernel release from threads.toml (`bench/threads_facts.py`), read by",
+            "`rmcp detect --from-report`), as rmcp would answer on that machine; a thread that states none of",
+            "them is explained without facts.", ""]
     pathlib.Path(args.out).write_text("\n".join(head + real_lines + [""] + written_lines) + "\n")
     v = s["validation"]
     if rows_situ:

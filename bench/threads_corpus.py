@@ -2,7 +2,9 @@
 accuracy script, the wrapped-log script and the real-log tests: the same records rmcp indexes
 for its similar public reports (src/core/similar/).
 
-    rows()        one dict per record, with "file" (its excerpt under threads/excerpts/)
+    rows()        one dict per record, with "file" (its excerpt under threads/excerpts/); the
+                  machine facts the thread states are gpu, gfx_target, rocm, torch, overrides
+                  and kernel (the last two written by bench/threads_facts.py)
     split_for()   the frozen split of a thread, a function of its address alone
 """
 import hashlib

@@ -11,6 +11,7 @@
 import importlib.util
 import json
 import pathlib
+import re
 import tomllib
 
 import pytest
@@ -52,6 +53,67 @@ def test_corpus_is_there_and_labelled():
         assert log["split"] == accuracy.split_for(log["url"]), log["file"]
     validation = {u for u in urls if accuracy.split_for(u) == "validation"}
     assert len(validation) >= 0.3 * len(urls)
+
+
+_facts_spec = importlib.util.spec_from_file_location("threads_facts", REPO / "bench" / "threads_facts.py")
+threads_facts = importlib.util.module_from_spec(_facts_spec)
+_facts_spec.loader.exec_module(threads_facts)
+
+
+def test_every_record_states_its_machine_facts_the_same_way():
+    # Issue 31, item 5: every record, whatever its cause, carries the machine facts the thread
+    # states: `overrides` (the failing run's "NAME=value" for the variables rmcp's facts read,
+    # never the fix) and `kernel` (a release, "" when none), beside gfx_target/rocm/torch.
+    release = re.compile(r"^\d+\.\d+(\.\d+[A-Za-z0-9_.+~-]*)?$")
+    for log in LOGS:
+        for key in ("gfx_target", "rocm", "torch", "kernel"):
+            assert isinstance(log.get(key), str), (log["file"], key)
+        assert isinstance(log.get("overrides"), list), log["file"]
+        for o in log["overrides"]:
+            name, sep, value = o.partition("=")
+            assert sep and value and threads_facts.is_relevant_env(name), (log["file"], o)
+        assert not log["kernel"] or release.match(log["kernel"]), (log["file"], log["kernel"])
+    assert sum(bool(log["overrides"]) for log in LOGS) >= 30
+    assert sum(bool(log["kernel"]) for log in LOGS) >= 40
+
+
+def test_the_machine_facts_are_what_bench_threads_facts_derives():
+    # One writer: the fields are bench/threads_facts.py's output (excerpts read mechanically,
+    # causes decided by hand in its tables); a hand edit of threads.toml, or a new record whose
+    # cause names a variable or kernel without a decision, fails here.
+    text = threads_facts.threads_corpus.RECORDS.read_text()
+    assert threads_facts.rewrite(text, threads_facts.derive(LOGS)) == text
+
+
+def test_in_situ_facts_carry_the_overrides_and_kernel(rmcp, tmp_path):
+    # bench/explain_accuracy.py's in situ facts: the bug report it writes from a record is read
+    # back by `rmcp detect --from-report` with the record's environment variables and kernel.
+    log = dict(next(l for l in LOGS if l["url"] == "https://github.com/ROCm/ROCm/issues/1495"))
+    log.update(overrides=["HSA_OVERRIDE_GFX_VERSION=10.3.0", "HIP_VISIBLE_DEVICES=0"], kernel="6.8.0-45-generic")
+    facts = json.loads(accuracy.in_situ_facts(str(rmcp.binary), log, tmp_path).read_text())
+    assert facts["env"]["HSA_OVERRIDE_GFX_VERSION"] == "10.3.0", facts["env"]
+    assert facts["env"]["HIP_VISIBLE_DEVICES"] == "0", facts["env"]
+    assert json.dumps(facts).count('"6.8.0-45-generic"') == 1, facts
+    # and the corpus's own: a record with both
+    real = next(l for l in LOGS if l["overrides"] and l["kernel"])
+    facts = json.loads(accuracy.in_situ_facts(str(rmcp.binary), real, tmp_path).read_text())
+    for o in real["overrides"]:
+        name, _, value = o.partition("=")
+        assert facts["env"][name] == value, (real["file"], facts["env"])
+    assert f'"{real["kernel"]}"' in json.dumps(facts), real["file"]
+
+
+def test_a_fix_named_by_the_cause_is_not_recorded_as_the_failing_machines_state():
+    # The decisions by reading: a variable a cause names as the fix is never in the record
+    # (ROCm/ROCm#1743's excerpt joins the failing run and the working run with the override).
+    by_url = {log["url"]: log for log in LOGS}
+    for url, (settings, why) in threads_facts.CAUSE_ENV.items():
+        assert url in by_url, url
+        if not settings:
+            recorded = {o.split("=", 1)[0] for o in by_url[url]["overrides"]}
+            assert not recorded & set(threads_facts.cause_names(by_url[url]["cause"])), (url, why)
+    assert by_url["https://github.com/ROCm/ROCm/issues/1743"]["overrides"] == []
+    assert "HSA_OVERRIDE_GFX_VERSION=12.0.1" in by_url["https://github.com/ROCm/ROCm/issues/5696"]["overrides"]
 
 
 # The accuracy sweep: every real log through the binary once per test process. Its tests

@@ -93,7 +93,14 @@ def test_a_thread_finds_itself_first_and_never_when_left_out(rmcp):
     first = out["similar"][0]
     assert first["url"] == t["url"] and first["similarity"] > 0.9
     assert set(first) >= {"url", "similarity", "gpu", "gfx_target", "rocm", "torch", "category", "kb_entry",
-                          "cause", "fixed", "date", "framework"}
+                          "cause", "fixed", "date", "framework", "overrides", "kernel"}
+    # the machine facts the thread states (issue 31, item 5), as threads.toml records them
+    assert first["overrides"] == t["overrides"] and first["kernel"] == t["kernel"]
+    for t2 in (thread(lambda t: t["overrides"] and not t["clean"] and t["category"] == "gpu-memory-fault"),
+               thread(lambda t: t["kernel"].count(".") >= 2 and not t["clean"] and t["category"] == "install-mismatch")):
+        _, out2 = explain_json(rmcp, threads_corpus.EXCERPTS / t2["file"])
+        mine = [s for s in out2["similar"] if s["url"] == t2["url"]]
+        assert mine and mine[0]["overrides"] == t2["overrides"] and mine[0]["kernel"] == t2["kernel"], (t2, out2["similar"])
     assert len(out["similar"]) <= 3
     _, left_out = explain_json(rmcp, "--exclude-thread", t["url"], excerpt)
     assert left_out["inputs"][0]["source"] == str(excerpt)  # the option takes one URL, not the log

@@ -124,6 +124,41 @@ TEST(SimilarIndex, BadRecordsNameFileAndLine) {
     EXPECT_FALSE(load_threads(scratch / "threads"));
 }
 
+// The machine facts a thread states (issue 31, item 5): `overrides` (an array of "NAME=value")
+// and `kernel` (a string) are read into the record and shown with it; a wrong type names file:line.
+TEST(SimilarIndex, OverridesAndKernelAreReadAndShownOrRefusedWithFileAndLine) {
+    ScratchDir scratch("similar-facts");
+    const std::string head = "[[thread]]\nurl = \"u\"\nsplit = \"dev\"\ncause = \"c\"\nexcerpt = \"x.log\"\n";
+    write(scratch / "threads/threads.toml",
+          head + "overrides = [\"HSA_OVERRIDE_GFX_VERSION=10.3.0\", \"HIP_VISIBLE_DEVICES=0\"]\n"
+                 "kernel = \"6.8.0-45-generic\"\n");
+    auto records = load_threads(scratch / "threads");
+    ASSERT_TRUE(records) << records.error().message();
+    ASSERT_EQ(records->size(), 1U);
+    EXPECT_EQ((*records)[0].overrides,
+              (std::vector<std::string>{"HSA_OVERRIDE_GFX_VERSION=10.3.0", "HIP_VISIBLE_DEVICES=0"}));
+    EXPECT_EQ((*records)[0].kernel, "6.8.0-45-generic");
+    const auto shown = record_json((*records)[0]);
+    EXPECT_EQ(shown["overrides"], nlohmann::json::array({"HSA_OVERRIDE_GFX_VERSION=10.3.0", "HIP_VISIBLE_DEVICES=0"}));
+    EXPECT_EQ(shown["kernel"], "6.8.0-45-generic");
+    // Absent: none stated.
+    write(scratch / "threads/threads.toml", head);
+    records = load_threads(scratch / "threads");
+    ASSERT_TRUE(records) << records.error().message();
+    EXPECT_TRUE((*records)[0].overrides.empty());
+    EXPECT_EQ(record_json((*records)[0])["overrides"], nlohmann::json::array());
+    // Wrong shapes, each at its line (the 6th).
+    for (const std::string bad : {"overrides = \"HSA_OVERRIDE_GFX_VERSION=10.3.0\"\n", "overrides = [1]\n",
+                                  "overrides = [\"HSA_OVERRIDE_GFX_VERSION\"]\n", "kernel = 6\n"}) {
+        write(scratch / "threads/threads.toml", head + bad);
+        records = load_threads(scratch / "threads");
+        ASSERT_FALSE(records) << bad;
+        EXPECT_NE(records.error().message().find("threads.toml:6"), std::string::npos) << records.error().message();
+        EXPECT_NE(records.error().message().find(bad.substr(0, bad.find(' '))), std::string::npos)
+            << records.error().message();
+    }
+}
+
 TEST(SimilarIndex, MissingModuleIsAnErrorNotACrash) {
     ScratchDir scratch("similar-nomodule");
     three_threads(scratch / "threads");

@@ -26,8 +26,9 @@ Result<std::vector<ThreadRecord>> load_threads(const std::filesystem::path& thre
         const auto& t = *node.as_table();
         const unsigned line = tr::line_of(node);
         if (auto st = tr::check_keys(t, file,
-                                     {"url", "split", "date", "gpu", "gfx_target", "rocm", "torch", "framework",
-                                      "category", "kb_entry", "cause", "fixed", "error_line", "clean", "excerpt"},
+                                     {"url", "split", "date", "gpu", "gfx_target", "rocm", "torch", "overrides",
+                                      "kernel", "framework", "category", "kb_entry", "cause", "fixed", "error_line",
+                                      "clean", "excerpt"},
                                      "a [[thread]] record");
             !st)
             return st.error();
@@ -40,9 +41,9 @@ Result<std::vector<ThreadRecord>> load_threads(const std::filesystem::path& thre
         for (const Field& f :
              {Field{"url", &r.url, true}, Field{"split", &r.split, true}, Field{"date", &r.date, false},
               Field{"gpu", &r.gpu, false}, Field{"gfx_target", &r.gfx_target, false}, Field{"rocm", &r.rocm, false},
-              Field{"torch", &r.torch, false}, Field{"framework", &r.framework, false},
-              Field{"category", &r.category, false}, Field{"kb_entry", &r.kb_entry, false},
-              Field{"cause", &r.cause, true}, Field{"fixed", &r.fixed, false},
+              Field{"torch", &r.torch, false}, Field{"kernel", &r.kernel, false},
+              Field{"framework", &r.framework, false}, Field{"category", &r.category, false},
+              Field{"kb_entry", &r.kb_entry, false}, Field{"cause", &r.cause, true}, Field{"fixed", &r.fixed, false},
               Field{"error_line", &r.error_line, false}, Field{"excerpt", &r.excerpt, true}}) {
             if (f.required) {
                 auto v = tr::req_string(t, f.key, file, line);
@@ -54,6 +55,14 @@ Result<std::vector<ThreadRecord>> load_threads(const std::filesystem::path& thre
                 *f.to = v->value_or("");
             }
         }
+        auto overrides = tr::opt_string_array(t, "overrides", file);
+        if (!overrides) return overrides.error();
+        for (const auto& o : *overrides)
+            if (o.find('=') == std::string::npos || o.front() == '=')
+                return tr::data_error(file, tr::line_of(*t.get("overrides")),
+                                      "'overrides' holds \"NAME=value\" strings, not '" + o + "'",
+                                      "reading public threads");
+        r.overrides = std::move(*overrides);
         auto clean = tr::opt_bool(t, "clean", file, false);
         if (!clean) return clean.error();
         r.clean = *clean;
@@ -72,6 +81,8 @@ nlohmann::json record_json(const ThreadRecord& r) {
             {"gfx_target", r.gfx_target},
             {"rocm", r.rocm},
             {"torch", r.torch},
+            {"overrides", r.overrides},
+            {"kernel", r.kernel},
             {"framework", r.framework},
             {"category", r.category},
             {"kb_entry", r.kb_entry},

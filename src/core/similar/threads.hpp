@@ -16,10 +16,12 @@ namespace rmcp::similar {
 
 struct ThreadRecord {
     std::string url, split, date, gpu, gfx_target, rocm, torch, framework;
-    std::string category;  // kb category the thread established ("" for a clean run)
-    std::string kb_entry;  // the kb entry it established, "" when none fits
-    std::string cause;     // in our words
-    std::string fixed;     // what fixed it, one line in our words ("unresolved")
+    std::vector<std::string> overrides;  // the failing run's environment, "NAME=value", as the thread states it
+    std::string kernel;                  // the Linux kernel release the thread states, "" when none
+    std::string category;                // kb category the thread established ("" for a clean run)
+    std::string kb_entry;                // the kb entry it established, "" when none fits
+    std::string cause;                   // in our words
+    std::string fixed;                   // what fixed it, one line in our words ("unresolved")
     std::string error_line;
     std::string excerpt;  // file name under threads/excerpts/
     bool clean = false;   // a run that worked
