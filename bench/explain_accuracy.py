@@ -488,7 +488,10 @@ def main():
             "PyTorch versions, the failing run's environment variables (`overrides`, never what the thread",
             "names as the fix) and the kernel release from threads.toml (`bench/threads_facts.py`), read by",
             "`rmcp detect --from-report`), as rmcp would answer on that machine; a thread that states none of",
-            "them is explained without facts.", ""]
+            "them is explained without facts. The answers, in order: the first problem, then under a first",
+            "answer of basis `family` the categories of \"public threads with this message\"",
+            "(`threads/message-causes.toml`, its dev records only, a dev log's own thread left out), the other",
+            "problems, the similar threads' vote and their own categories.", ""]
     pathlib.Path(args.out).write_text("\n".join(head + real_lines + [""] + written_lines) + "\n")
     v = s["validation"]
     if rows_situ:

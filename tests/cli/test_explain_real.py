@@ -170,8 +170,10 @@ def rows(rmcp):
 # 132/145 (0.910; issue 31's goal is 0.95, not met): the floors moved up to what was measured.
 # Then `cause_varies` (test_cause_varies_matches_the_threads: 8 entries whose dev first answers
 # are right less than 90% of the time answer `family`): `signature` answers right 74/78 (0.949),
-# top-1 and top-3 unchanged (the ranking is the same; only the basis moved).
-VALIDATION_FLOOR = {"top1": 0.79, "top3": 0.82, "entry_first": 0.71, "unrecognised_max": 18,
+# top-1 and top-3 unchanged (the ranking is the same; only the basis moved). Then "public threads
+# with this message" (threads/message-causes.toml, its dev part only) after a family-basis first
+# answer: first 3 answers 157/184 (0.853).
+VALIDATION_FLOOR = {"top1": 0.79, "top3": 0.85, "entry_first": 0.71, "unrecognised_max": 18,
                     "false_positives_max": 0, "signature_precision": 0.94}
 
 
