@@ -21,7 +21,8 @@ std::string message(const std::string& entry, const std::string& n, const std::s
 TEST(SimilarMessageCauses, TallyOfOneEntryMostThreadsFirstThenByName) {
     ScratchDir dir("message-causes");
     std::ofstream(dir.path() / "message-causes.toml")
-        << message("memory-access-fault", "1", "gpu-memory-fault") + message("memory-access-fault", "2", "config-risk") +
+        << message("memory-access-fault", "1", "gpu-memory-fault") +
+               message("memory-access-fault", "2", "config-risk") +
                message("memory-access-fault", "3", "gpu-memory-fault") +
                message("memory-access-fault", "4", "kernel-driver-fault") +
                message("hip-invalid-device-function", "5", "unsupported-gpu");
@@ -47,7 +48,8 @@ TEST(SimilarMessageCauses, MalformedFileNamesFileAndLine) {
     ASSERT_FALSE(m.ok());
     EXPECT_EQ(m.error().path, file + ":6");
     EXPECT_NE(m.error().cause.find("category"), std::string::npos) << m.error().cause;
-    std::ofstream(file) << message("e", "1", "gpu-hang") + "[[message]]\nentry = \"e\"\nurl = \"u\"\ncategory = \"c\"\nwhy = 1\n";
+    std::ofstream(file) << message("e", "1", "gpu-hang") +
+                               "[[message]]\nentry = \"e\"\nurl = \"u\"\ncategory = \"c\"\nwhy = 1\n";
     m = message_causes(dir.path(), "e", {});
     ASSERT_FALSE(m.ok());
     EXPECT_EQ(m.error().path, file + ":10");

@@ -26,9 +26,9 @@ struct CauseCount {
 };
 
 struct MessageCauses {
-    std::string entry;                // the kb entry that answered first
-    unsigned threads = 0;             // the threads it answered first, excluded ones left out
-    std::vector<CauseCount> causes;   // most threads first, then by category name
+    std::string entry;               // the kb entry that answered first
+    unsigned threads = 0;            // the threads it answered first, excluded ones left out
+    std::vector<CauseCount> causes;  // most threads first, then by category name
 };
 
 // The tally for `entry` from threads_dir/message-causes.toml, leaving out the threads whose URL
