@@ -2,6 +2,7 @@
 // formats the tools print (rocminfo, collect_env, rocm-smi, amd-smi, pip, uname, ollama):
 // they test the parsers. Real reports copied from public threads are tested by
 // tests/cli/test_explain_real.py over tests/reports/real/.
+#include "detect/detect.hpp"
 #include "explain/report_facts.hpp"
 
 #include <gtest/gtest.h>
@@ -469,6 +470,20 @@ TEST(ReportFacts, AVersionWithoutItsBuildStatesNoTorchInstall) {
     const auto cpu = report_facts_document(read("PyTorch version: 2.3.0+cpu\n"));
     ASSERT_EQ(cpu["torch"].size(), 1U);
     EXPECT_TRUE(cpu["torch"][0]["hip_version"].is_null());
+}
+
+// Every variable detect reports is read from a report too (the probe is built from the same
+// lists: detect/detect.hpp): TORCH_ROCM_* and LD_LIBRARY_PATH were once missed.
+TEST(ReportFacts, EveryVariableDetectReportsIsReadFromAReport) {
+    const auto names = relevant_env_names();
+    std::vector<std::string> all;
+    for (const auto p : names.prefixes) all.push_back(std::string(p) + "RMCP_TEST");
+    for (const auto e : names.exact) all.emplace_back(e);
+    for (const auto& name : all) {
+        ASSERT_TRUE(is_relevant_env(name)) << name;
+        const auto f = read("export " + name + "=1\n");
+        EXPECT_EQ(f.env.count(name), 1U) << name;
+    }
 }
 
 }  // namespace

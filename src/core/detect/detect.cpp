@@ -651,16 +651,27 @@ void apply_visibility(std::vector<Gpu>& gpus, const std::map<std::string, std::s
         for (unsigned i = 0; i < agents.size(); ++i) agents[i]->torch_index = i;
 }
 
+namespace {
+// TORCH_ROCM_: PyTorch's ROCm switches (TORCH_ROCM_AOTRITON_ENABLE_EXPERIMENTAL turns on
+// the flash/memory-efficient attention kernels for consumer GPUs).
+constexpr std::array<std::string_view, 10> k_env_prefixes{"HSA_",     "HIP_",     "ROCR_", "ROCM_", "MIOPEN_",
+                                                          "ROCBLAS_", "PYTORCH_", "AMD_",  "GPU_",  "TORCH_ROCM_"};
+constexpr std::array<std::string_view, 6> k_env_exact{"CUDA_VISIBLE_DEVICES", "LD_LIBRARY_PATH", "LD_PRELOAD",
+                                                      "VIRTUAL_ENV",          "CONDA_PREFIX",    "RMCP_PROFILE"};
+}  // namespace
+
 bool is_relevant_env(std::string_view name) {
-    // TORCH_ROCM_: PyTorch's ROCm switches (TORCH_ROCM_AOTRITON_ENABLE_EXPERIMENTAL turns on
-    // the flash/memory-efficient attention kernels for consumer GPUs).
-    static constexpr std::array<std::string_view, 10> k_prefixes{"HSA_",    "HIP_",       "ROCR_",    "ROCM_",
-                                                                 "MIOPEN_", "ROCBLAS_",   "PYTORCH_", "AMD_",
-                                                                 "GPU_",    "TORCH_ROCM_"};
-    static constexpr std::array<std::string_view, 6> k_exact{"CUDA_VISIBLE_DEVICES", "LD_LIBRARY_PATH", "LD_PRELOAD",
-                                                             "VIRTUAL_ENV",          "CONDA_PREFIX",    "RMCP_PROFILE"};
-    return std::any_of(k_prefixes.begin(), k_prefixes.end(), [&](auto p) { return name.starts_with(p); }) ||
-           std::find(k_exact.begin(), k_exact.end(), name) != k_exact.end();
+    return std::any_of(k_env_prefixes.begin(), k_env_prefixes.end(), [&](auto p) { return name.starts_with(p); }) ||
+           std::find(k_env_exact.begin(), k_env_exact.end(), name) != k_env_exact.end();
+}
+
+RelevantEnvNames relevant_env_names() { return {k_env_prefixes, k_env_exact}; }
+
+std::string relevant_env_pattern() {
+    std::string prefixes, exact;
+    for (const auto p : k_env_prefixes) prefixes += (prefixes.empty() ? "" : "|") + std::string(p);
+    for (const auto e : k_env_exact) exact += (exact.empty() ? "" : "|") + std::string(e);
+    return "\\b(" + prefixes + ")[A-Z0-9_]+|\\b(" + exact + ")\\b";
 }
 
 Facts detect(const Root& root) {

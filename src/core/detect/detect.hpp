@@ -5,6 +5,7 @@
 #include "root/root.hpp"
 
 #include <map>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -26,5 +27,15 @@ void apply_visibility(std::vector<Gpu>& gpus, const std::map<std::string, std::s
 
 // Whether an environment variable is one detect reports (docs/domain.md lists why each matters).
 bool is_relevant_env(std::string_view name);
+
+// The same names as lists: those starting with one of `prefixes`, and the `exact` ones.
+struct RelevantEnvNames {
+    std::span<const std::string_view> prefixes;
+    std::span<const std::string_view> exact;
+};
+RelevantEnvNames relevant_env_names();
+// A Hyperscan pattern for a line naming one of them (a bug report's `export NAME=value`), built
+// from the lists so that a report is read for every variable detect reports, no fewer.
+std::string relevant_env_pattern();
 
 }  // namespace rmcp

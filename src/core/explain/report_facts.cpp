@@ -77,7 +77,7 @@ const std::vector<LineProbe>& probes() {
         {R"(\bLinux \S+ \d+\.\d+\.\d+\S* #\d)", 0},
         {R"(Python platform: Linux-\d+\.\d+)", 0},
         {R"(\bLinux version \d+\.\d+\.\d+\S* \()", 0},
-        {R"(\b(HSA|HIP|ROCR|ROCM|MIOPEN|ROCBLAS|PYTORCH|AMD|GPU|CUDA)_[A-Z0-9_]+)", 0},
+        {relevant_env_pattern(), 0},  // every variable detect reports (detect/detect.hpp)
         {R"(MARKET_NAME:\s*\S)", 0},
         {R"(TARGET_GRAPHICS_VERSION:\s*gfx[0-9a-f]+)", 0},
         {R"(GPU\[\d+\]\s*:\s*Card (Series|SKU|Model):)", 0},
