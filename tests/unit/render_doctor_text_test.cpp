@@ -134,6 +134,16 @@ TEST(DoctorText, NextStepsAreDeduplicatedWithUndo) {
               std::string::npos)
         << text;
     EXPECT_EQ(text.find("patch apply env-x", text.find("patch apply env-x") + 1), std::string::npos) << text;
+    // A system patch on the live machine is applied with sudo, and undone with it.
+    kb::DoctorReport live;
+    live.findings = {fa};
+    live.findings[0].next_command = "sudo rmcp patch apply env-x";
+    const auto sudo_steps = doctor_next_steps(live, "rmcp");
+    ASSERT_EQ(sudo_steps.size(), 1U);
+    EXPECT_EQ(sudo_steps[0].undo, "sudo rmcp patch rollback");
+    // Anything else has no undo to offer.
+    live.findings[0].next_command = "rmcp scan";
+    EXPECT_EQ(doctor_next_steps(live, "rmcp").at(0).undo, "");
 }
 
 TEST(DoctorText, HealthyMachineSaysSo) {

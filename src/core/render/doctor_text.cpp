@@ -296,10 +296,14 @@ std::string machine_words(const json& facts, const Glyphs& g) {
     return join_words(parts, g.dot);
 }
 
+// The command that reverses a `patch apply` step, with the same privilege: a system patch on the
+// live machine is applied with sudo (patch/next_step.cpp), so it is rolled back with sudo too.
 std::string undo_of(std::string_view command, const std::string& prefix) {
-    const auto apply = prefix + " patch apply ";
-    if (command.starts_with(apply)) return prefix + " patch rollback";
-    return {};
+    constexpr std::string_view sudo = "sudo ";
+    const bool privileged = command.starts_with(sudo);
+    if (privileged) command.remove_prefix(sudo.size());
+    if (!command.starts_with(prefix + " patch apply ")) return {};
+    return (privileged ? std::string(sudo) : std::string()) + prefix + " patch rollback";
 }
 
 // The cost of the fix a finding's next command applies, from the kb entry.
