@@ -67,7 +67,7 @@ def test_a_message_of_several_causes_shows_what_its_threads_established(rmcp, tm
     assert {c["category"]: c["threads"] for c in causes["causes"]} == dict(want)
     counts = [c["threads"] for c in causes["causes"]]
     assert counts == sorted(counts, reverse=True)
-    text = rmcp("explain", "--no-facts", log).stdout.decode()
+    text = rmcp("explain", "--no-facts", log, env={"COLUMNS": "1000"}).stdout.decode()  # one line per label
     line = ", ".join(f'{c["threads"]} {c["category"]}' for c in causes["causes"])
     assert f"   public threads with this message: {line}\n" in text
     _, off = explain_json(rmcp, "--similar", "0", log)

@@ -253,6 +253,23 @@ def test_kb_show_follows_columns(rmcp):
         assert widest <= columns or long_words, widest
 
 
+def test_explain_prose_follows_columns(rmcp, tmp_path):
+    """Finding 19: explain's prose (what, basis, cost, check, public threads) wraps to COLUMNS; the
+    excerpt (machine output), the rank line and the `next` command (for pasting) stay whole."""
+    log = tmp_path / "fault.log"
+    log.write_text("Memory access fault by GPU node-1 (Agent handle: 0x55d0c8a0b2c0) on address 0x7f1c2a400000. "
+                   "Reason: Page not present or supervisor privilege.\nAborted (core dumped)\n")
+    for columns in (60, 100):
+        out = rmcp("explain", "--no-facts", log, env={"COLUMNS": str(columns), "LANG": "C.UTF-8"}, check=0)
+        lines = out.stdout.decode().splitlines()
+        assert any(l.startswith("   what: ") for l in lines), lines
+        prose = [l for l in lines if " | " not in l and not l.startswith("   next: ") and not re.match(r"\d+\. ", l)
+                 and not l.startswith(("https://", "  https://", "    "))]
+        # a label with one long word (a path, a URL) cannot be wrapped
+        too_wide = [l for l in prose if len(l) > columns and " " in l.strip().partition(": ")[2].strip()]
+        assert not too_wide, (columns, too_wide)
+
+
 # Help (review finding 18): no CLI11 artefacts, summaries within 80 columns.
 def test_help_has_no_cli11_artefacts_and_fits_80_columns(rmcp, commands):
     pages = [rmcp("--help", check=0).stdout.decode()]

@@ -216,7 +216,9 @@ def test_lint_text_names_entry_file_and_check(rmcp, tmp_path):
 
 
 def test_explain_text_shows_each_entrys_summary_line(rmcp):
-    out = rmcp("explain", "--no-facts", REPO / "tests" / "logs" / "gpu-hang-mes.log", check=0).stdout.decode()
+    # wide enough for one line per label (at the terminal's width the prose wraps: test_frame.py)
+    out = rmcp("explain", "--no-facts", REPO / "tests" / "logs" / "gpu-hang-mes.log", check=0,
+               env={"COLUMNS": "1000"}).stdout.decode()
     line = next(l for l in out.splitlines() if l.startswith("   what: "))
     assert line == ("   what: On RDNA3 and newer the MES firmware schedules the GPU's queues; when it stops answering, "
                     "the kernel logs 'MES failed to respond to msg=REMOVE_QUEUE' (older kernels: 'MES failed to "

@@ -2,6 +2,8 @@
 // against the shipped kb, and the "nothing recognised" line.
 #include "render/explain_render.hpp"
 
+#include "util/terminal.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -52,7 +54,7 @@ TEST(ExplainRender, TextOfAMemoryAccessFault) {
     r.fix_steps.emplace("memory-access-fault",
                         patch::FixStep{"env-serialize-kernels", "rmcp patch apply env-serialize-kernels",
                                        "much slower; only to find the kernel that faults"});
-    const auto text = render_text(r, Style(false));
+    const auto text = render_text(r, Style(false, true, 1000));  // wide: one line per label
     // Severity as doctor spells it (kb::severity_label); the one command to run next.
     EXPECT_TRUE(
         text.starts_with("1. memory-access-fault [gpu-memory-fault] CRITICAL, vendor-confirmed\n"
@@ -77,6 +79,38 @@ TEST(ExplainRender, TextOfAMemoryAccessFault) {
     const auto verbose = render_text(r, Style(false), TextOptions{true});
     EXPECT_NE(verbose.find("\n   why here: "), std::string::npos);
     EXPECT_NE(verbose.find("\n   see: https://github.com/ROCm/MIOpen/issues/3540\n"), std::string::npos);
+}
+
+// Newcomer review, finding 19: prose (what, basis, cost, check) is wrapped to the width, its
+// continuation indented under the text; the excerpt (machine output) and `next` (a command to
+// paste) stay whole whatever the width.
+TEST(ExplainRender, ProseWrapsToTheWidthExcerptAndCommandDoNot) {
+    auto r = memory_fault_report();
+    ASSERT_EQ(r.diagnoses.size(), 1U);
+    const std::string command = "rmcp patch apply env-serialize-kernels --and-a-long-argument-that-does-not-fit";
+    r.fix_steps.emplace("memory-access-fault", patch::FixStep{"env-serialize-kernels", command,
+                                                              "much slower; only to find the kernel that faults"});
+    const auto text = render_text(r, Style(false, true, 50));
+    EXPECT_NE(text.find("   what: A GPU kernel accessed memory it may not.\n         Usual causes: an override"),
+              std::string::npos)
+        << text;
+    EXPECT_NE(text.find("   next: " + command + "\n"), std::string::npos) << text;
+    EXPECT_NE(text.find("   > 2 | Memory access fault by GPU node-1 (Agent handle: 0x55d0) on address 0x7f00. Reason: "
+                        "Page not present or supervisor privilege.\n"),
+              std::string::npos)
+        << text;
+    for (std::size_t start = 0; start < text.size();) {
+        const auto end = text.find('\n', start);
+        const auto line = text.substr(start, end - start);
+        start = end == std::string::npos ? text.size() : end + 1;
+        // the rank line (id, category, severity) is a heading, the excerpt machine output
+        const bool whole =
+            line.starts_with("1. ") || line.starts_with("   next: ") || line.find(" | ") != std::string::npos;
+        // a single word longer than the room stays whole (a path, a URL)
+        const bool one_long_word = line.find(' ', line.find_first_not_of(' ')) == std::string::npos ||
+                                   line.substr(line.find_first_not_of(' ')).find(' ') == std::string::npos;
+        if (!whole && !one_long_word) EXPECT_LE(display_width(line), 50U) << line;
+    }
 }
 
 TEST(ExplainRender, JsonOfAMemoryAccessFault) {

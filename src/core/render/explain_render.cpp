@@ -1,6 +1,7 @@
 #include "render/explain_render.hpp"
 
 #include "util/strings.hpp"
+#include "util/terminal.hpp"
 #include "util/text.hpp"
 
 #include <fmt/format.h>
@@ -11,14 +12,31 @@ namespace rmcp::explain {
 
 namespace {
 
+// "   label: text", the text wrapped to the output's width (the terminal, else COLUMNS, else 80:
+// style.width()) and its continuation lines indented under it (newcomer review, finding 19).
+std::string labelled(const Style& style, std::string_view label, const std::string& text) {
+    const std::string head = fmt::format("   {}: ", label);
+    const int room = std::max(20, style.width() - static_cast<int>(head.size()));
+    const std::string pad(head.size(), ' ');
+    std::string out;
+    const std::string body = wrap_text(text, room);
+    std::string_view rest = body;
+    for (bool first = true; first || !rest.empty(); first = false) {
+        const auto nl = rest.find('\n');
+        out += (first ? head : pad) + std::string(rest.substr(0, nl)) + "\n";
+        rest = nl == std::string_view::npos ? std::string_view{} : rest.substr(nl + 1);
+    }
+    return out;
+}
+
 // ---- How sure an answer is (issue 31; docs/explain.md, "Basis"): one line per problem. ----
-std::string basis_line(const Diagnosis& d) {
+std::string basis_line(const Diagnosis& d, const Style& style) {
     const Basis basis = basis_of(d);
     const char* why = basis == Basis::signature ? "a signature of this specific entry matched"
                       : d.facts_only            ? "the reporter's machine predicts it; no log line shows it"
                       : d.entry->cause_varies   ? "several causes print this message; public threads with it had others"
                                                 : "a family entry: the kind of message, not its cause";
-    return fmt::format("   {}: {}\n", basis_word(basis), why);
+    return labelled(style, basis_word(basis), why);
 }
 
 // ---- Similar public reports (issue 31; docs/explain.md, "Similar public reports"). ----
@@ -43,8 +61,8 @@ std::string similar_text(const ExplainReport& report, const Style& style) {
                            r.similarity, machine.empty() ? "" : " · " + machine);
         std::string cause =
             field("kb_entry").empty() ? field("category") : field("kb_entry") + " [" + field("category") + "]";
-        out += fmt::format("   cause: {}: {}\n", cause, field("cause"));
-        out += fmt::format("   fixed: {}\n", field("fixed").empty() ? "unresolved" : field("fixed"));
+        out += labelled(style, "cause", cause + ": " + field("cause"));
+        out += labelled(style, "fixed", field("fixed").empty() ? "unresolved" : field("fixed"));
     }
     return out;
 }
@@ -101,22 +119,25 @@ std::string render_text(const ExplainReport& report, const Style& style, const T
         if (rank > 1) out += '\n';
         out += fmt::format("{}. {} [{}] {}, {}\n", rank, style.bold(e.id), e.category, severity_text(e.severity, style),
                            kb::confidence_name(e.confidence));
-        out += fmt::format("   {}\n", e.title);
-        out += basis_line(d);
+        out += style.wrapped(fmt::format("   {}\n", e.title));
+        // Prose is wrapped to the output's width (labelled()); the excerpt (machine output) and
+        // the `next` command (for pasting) never are.
+        out += basis_line(d, style);
         if (rank == 1 && report.message_causes)
-            out += fmt::format("   public threads with this message: {}\n",
-                               similar::message_causes_text(*report.message_causes));
+            out += labelled(style, "public threads with this message",
+                            similar::message_causes_text(*report.message_causes));
         // The entry's first sentence says what the problem is; `rmcp kb show ID` has the rest.
         // ... and what usually causes it, where the kb says (its `causes`).
-        out += fmt::format("   what: {}{}\n", kb::summary_line(e.summary),
-                           e.causes.empty() ? std::string() : " Usual causes: " + one_line(e.causes));
+        out += labelled(style, "what",
+                        kb::summary_line(e.summary) +
+                            (e.causes.empty() ? std::string() : " Usual causes: " + one_line(e.causes)));
         std::string where;
         const std::size_t shown = std::min<std::size_t>(d.occurrences.size(), 8);
         for (std::size_t i = 0; i < shown; ++i)
             where += fmt::format("{}{}:{}", i ? ", " : "", d.occurrences[i].source, d.occurrences[i].line);
         if (d.total_matches > shown) where += fmt::format(" (+{} more)", d.total_matches - shown);
         if (d.facts_only) where = "no log line; the reporter's machine";
-        out += fmt::format("   at: {}\n", where);
+        out += labelled(style, "at", where);
         if (options.verbose) {
             for (const auto& ev : d.evidence)
                 out += fmt::format("   evidence: {} = {} ({})\n", ev.fact,
@@ -141,9 +162,9 @@ std::string render_text(const ExplainReport& report, const Style& style, const T
         if (step != report.fix_steps.end()) {
             out += fmt::format("   next: {}\n", step->second.next);
             if (!step->second.cost.empty() && step->second.cost != "none")
-                out += fmt::format("   cost: {}\n", step->second.cost);
+                out += labelled(style, "cost", step->second.cost);
         }
-        if (!e.next_step.empty()) out += fmt::format("   check: {}\n", one_line(e.next_step));
+        if (!e.next_step.empty()) out += labelled(style, "check", one_line(e.next_step));
         if (options.verbose) {
             for (const auto& fix : e.fixes)
                 if (step == report.fix_steps.end() || fix.patch != step->second.patch)
