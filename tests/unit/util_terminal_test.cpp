@@ -176,3 +176,14 @@ TEST(Terminal, WrapKeepsShortLinesAndIndentsContinuations) {
 
 }  // namespace
 }  // namespace rmcp
+
+// The one hanging-indent wrap (doctor's checklist, explain's labelled lines): the first line
+// continues `first_cols`, the rest start at `indent`; a word longer than a line stays whole.
+TEST(Terminal, WrapHangingIndentsContinuationAndKeepsLongWordsWhole) {
+    EXPECT_EQ(rmcp::wrap_hanging("alpha beta gamma delta", 9, 9, 20), "alpha beta\n         gamma delta");
+    EXPECT_EQ(rmcp::wrap_hanging("alpha beta gamma delta", 12, 2, 20), "alpha\n  beta gamma delta");
+    EXPECT_EQ(rmcp::wrap_hanging("a  b\n c", 0, 2, 80), "a b c");
+    EXPECT_EQ(rmcp::wrap_hanging("see /a/very/long/path/that/does/not/fit ok", 4, 4, 20),
+              "see\n    /a/very/long/path/that/does/not/fit\n    ok");
+    EXPECT_EQ(rmcp::wrap_hanging("", 3, 3, 20), "");
+}

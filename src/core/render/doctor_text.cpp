@@ -30,39 +30,9 @@ Glyphs glyphs(bool unicode) {
     return {"[+]", "[!]", "[x]", " - ", " - "};
 }
 
-// Greedy word wrap: the first line after `first` (already `first_cols` wide), the others
-// indented by `indent`; a word longer than a line (a path, a URL) stays whole.
-std::string wrap(std::string_view text, std::size_t first_cols, std::size_t indent, std::size_t width) {
-    std::string out;
-    std::size_t col = first_cols;
-    bool line_empty = true;
-    while (!text.empty()) {
-        const auto start = text.find_first_not_of(" \n\t");
-        if (start == std::string_view::npos) break;
-        text.remove_prefix(start);
-        const auto end = text.find_first_of(" \n\t");
-        const auto word = text.substr(0, end);
-        text.remove_prefix(end == std::string_view::npos ? text.size() : end);
-        const auto w = display_width(word);
-        if (!line_empty && col + 1 + w > width) {
-            out += '\n' + std::string(indent, ' ');
-            col = indent;
-            line_empty = true;
-        }
-        if (!line_empty) {
-            out += ' ';
-            ++col;
-        }
-        out += word;
-        col += w;
-        line_empty = false;
-    }
-    return out;
-}
-
 // A paragraph indented by `indent`, wrapped, ending in a newline.
 std::string paragraph(std::string_view text, std::size_t indent, std::size_t width) {
-    return std::string(indent, ' ') + wrap(text, indent, indent, width) + '\n';
+    return std::string(indent, ' ') + wrap_hanging(text, indent, indent, width) + '\n';
 }
 
 const json* gpu_facts(const json& facts, std::size_t index) {
@@ -372,7 +342,7 @@ std::string render_doctor_text(const kb::DoctorReport& r, const json& facts, con
 
     // The machine, in one (wrapped) line.
     out += s.bold("rmcp doctor") + std::string(g.dot) +
-           wrap(machine_words(facts, g), display_width("rmcp doctor") + display_width(g.dot), 2, width) + '\n';
+           wrap_hanging(machine_words(facts, g), display_width("rmcp doctor") + display_width(g.dot), 2, width) + '\n';
     for (const auto& note : r.notes) out += paragraph("note: " + note, 0, width);
     out += '\n';
 
@@ -396,13 +366,13 @@ std::string render_doctor_text(const kb::DoctorReport& r, const json& facts, con
         std::string title = a.title;
         title.append(lead_cols - 1 - 3 - 1 - 2 - display_width(a.title), ' ');
         out += " " + coloured + " " + title + "  ";
-        out += detail.empty() ? std::string() : wrap(detail, lead_cols, lead_cols, width);
+        out += detail.empty() ? std::string() : wrap_hanging(detail, lead_cols, lead_cols, width);
         // No trailing blanks when there is nothing after the title.
         while (!out.empty() && out.back() == ' ') out.pop_back();
         out += '\n';
     }
     out += '\n';
-    out += s.bold(wrap(summary, 0, 2, width)) + '\n';
+    out += s.bold(wrap_hanging(summary, 0, 2, width)) + '\n';
 
     // Next steps, de-duplicated, each with what it answers, the fix's cost and its undo.
     const auto steps = doctor_next_steps(r, prefix);
@@ -429,7 +399,8 @@ std::string render_doctor_text(const kb::DoctorReport& r, const json& facts, con
                 while (!line.empty() && line.back() == ' ') line.remove_suffix(1);
                 const std::string pad(number.size(), ' ');
                 out += (l == 0 ? number : pad) + s.green(std::string(line)) + '\n';
-                if (!comment.empty()) out += pad + s.dim(wrap(comment, pad.size(), pad.size() + 2, width)) + '\n';
+                if (!comment.empty())
+                    out += pad + s.dim(wrap_hanging(comment, pad.size(), pad.size() + 2, width)) + '\n';
             }
             std::string about = "for " + join_words(st.finding_ids);
             // The cost of the fix the command applies: what following it gives up or leaves
@@ -441,7 +412,7 @@ std::string render_doctor_text(const kb::DoctorReport& r, const json& facts, con
                         about += "; cost: " + cost.substr(0, std::min(cost.find("; "), cost.size()));
                     break;
                 }
-            out += std::string(number.size(), ' ') + wrap(about, number.size(), number.size(), width) + '\n';
+            out += std::string(number.size(), ' ') + wrap_hanging(about, number.size(), number.size(), width) + '\n';
             // On a line of its own, never wrapped: it is pasted too.
             if (!st.undo.empty()) out += std::string(number.size(), ' ') + "undo: " + st.undo + '\n';
         }
@@ -456,7 +427,9 @@ std::string render_doctor_text(const kb::DoctorReport& r, const json& facts, con
     }
     if (!o.verbose) {
         if (!r.findings.empty())
-            out += s.dim(wrap(fmt::format("Details: add -v{}one finding: rmcp kb show ID", g.dot), 0, 0, width)) + '\n';
+            out +=
+                s.dim(wrap_hanging(fmt::format("Details: add -v{}one finding: rmcp kb show ID", g.dot), 0, 0, width)) +
+                '\n';
         return out;
     }
 
@@ -494,12 +467,12 @@ std::string render_doctor_text(const kb::DoctorReport& r, const json& facts, con
             const auto value = ev.value.is_null()
                                    ? std::string(ev.fact.starts_with("env.") ? "is not set" : "is absent")
                                    : "is " + (ev.value.is_string() ? ev.value.get<std::string>() : json_text(ev.value));
-            out += "    " + wrap(subject + " " + value, 4, 6, width) + '\n';
+            out += "    " + wrap_hanging(subject + " " + value, 4, 6, width) + '\n';
         }
         if (!e.fixes.empty()) {
             out += "  fixes:\n";
             for (const auto& fix : e.fixes)
-                out += "    " + wrap(fmt::format("{}{}{}", fix.patch, g.dash, fix.cost), 4, 6, width) + '\n';
+                out += "    " + wrap_hanging(fmt::format("{}{}{}", fix.patch, g.dash, fix.cost), 4, 6, width) + '\n';
         }
         out += "  references:\n";
         for (const auto& ref : e.references) out += fmt::format("    {}\n", ref);

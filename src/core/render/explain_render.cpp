@@ -16,17 +16,8 @@ namespace {
 // style.width()) and its continuation lines indented under it (newcomer review, finding 19).
 std::string labelled(const Style& style, std::string_view label, const std::string& text) {
     const std::string head = fmt::format("   {}: ", label);
-    const int room = std::max(20, style.width() - static_cast<int>(head.size()));
-    const std::string pad(head.size(), ' ');
-    std::string out;
-    const std::string body = wrap_text(text, room);
-    std::string_view rest = body;
-    for (bool first = true; first || !rest.empty(); first = false) {
-        const auto nl = rest.find('\n');
-        out += (first ? head : pad) + std::string(rest.substr(0, nl)) + "\n";
-        rest = nl == std::string_view::npos ? std::string_view{} : rest.substr(nl + 1);
-    }
-    return out;
+    const auto width = static_cast<std::size_t>(style.width());
+    return head + wrap_hanging(text, head.size(), head.size(), width) + "\n";
 }
 
 // ---- How sure an answer is (issue 31; docs/explain.md, "Basis"): one line per problem. ----

@@ -177,4 +177,32 @@ std::string wrap_text(std::string_view text, int width) {
     return out;
 }
 
+std::string wrap_hanging(std::string_view text, std::size_t first_cols, std::size_t indent, std::size_t width) {
+    std::string out;
+    std::size_t col = first_cols;
+    bool line_empty = true;
+    while (!text.empty()) {
+        const auto start = text.find_first_not_of(" \n\t");
+        if (start == std::string_view::npos) break;
+        text.remove_prefix(start);
+        const auto end = text.find_first_of(" \n\t");
+        const auto word = text.substr(0, end);
+        text.remove_prefix(end == std::string_view::npos ? text.size() : end);
+        const auto w = display_width(word);
+        if (!line_empty && col + 1 + w > width) {
+            out += '\n' + std::string(indent, ' ');
+            col = indent;
+            line_empty = true;
+        }
+        if (!line_empty) {
+            out += ' ';
+            ++col;
+        }
+        out += word;
+        col += w;
+        line_empty = false;
+    }
+    return out;
+}
+
 }  // namespace rmcp

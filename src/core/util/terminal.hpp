@@ -51,4 +51,10 @@ std::size_t display_width(std::string_view text);
 // Lines already short enough, and blank lines, are kept as they are.
 std::string wrap_text(std::string_view text, int width);
 
+// Greedy word wrap of one paragraph with a hanging indent: the first line continues a line
+// already `first_cols` wide, the others start with `indent` spaces; runs of blanks (and line
+// breaks) become one space; a word longer than a line (a path, a URL) stays whole. No trailing
+// newline. Doctor's checklist and explain's labelled lines are written with it.
+std::string wrap_hanging(std::string_view text, std::size_t first_cols, std::size_t indent, std::size_t width);
+
 }  // namespace rmcp
