@@ -133,15 +133,14 @@ int do_doctor(Context& ctx, const DoctorArgs& args) {
         text = shown_text(ctx, render_doctor_nfd(report, node_metrics(ctx, *root, *outcome, args, started, false)));
         break;
     default: {
-        // Colour, width and glyphs for a terminal; a file named with -o gets plain text at 80 columns.
+        // Colour, width and glyphs for a terminal (the frame's Style); a file named with -o gets
+        // plain text at 80 columns, its glyphs as the locale allows.
         const bool to_stdout = args.output.empty() || args.output == "-";
         DoctorTextOptions options;
-        options.width = to_stdout ? static_cast<std::size_t>(output_width(STDOUT_FILENO)) : 80;
-        options.unicode = locale_is_utf8();
         options.verbose = ctx.verbose();
         options.quiet = ctx.quiet();
         text = shown_text(ctx, render_doctor_text(report, outcome->facts_json, command_prefix(ctx), options,
-                                                  to_stdout ? ctx.style() : Style(false)));
+                                                  to_stdout ? ctx.style() : Style(false, ctx.style().unicode(), 80)));
         break;
     }
     }

@@ -73,10 +73,7 @@ TEST(DoctorText, ChecklistNamesEveryAreaAndTheGpuByItsRocmIndex) {
 
 TEST(DoctorText, NarrowTerminalAndAsciiLocale) {
     const auto c = doctor_on("desktop-igpu-dgpu");
-    DoctorTextOptions o;
-    o.width = 60;
-    o.unicode = false;
-    const auto text = render_doctor_text(c.report, c.facts, "rmcp", o, Style(false));
+    const auto text = render_doctor_text(c.report, c.facts, "rmcp", {}, Style(false, false, 60));
     EXPECT_LE(max_columns(text), 60U) << text;
     for (const unsigned char ch : text) EXPECT_LT(ch, 0x80U) << text;
     EXPECT_NE(text.find("[x] GPU 1"), std::string::npos) << text;

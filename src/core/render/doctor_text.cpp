@@ -22,12 +22,13 @@ using kb::Severity;
 using nlohmann::json;
 
 struct Glyphs {
-    std::string_view ok, warn, bad, dot, dash;
+    std::string ok, warn, bad, dot, dash;
 };
 
-Glyphs glyphs(bool unicode) {
-    if (unicode) return {"[✓]", "[!]", "[✗]", " · ", " — "};
-    return {"[+]", "[!]", "[x]", " - ", " - "};
+// From the Style's one decision (UTF-8 glyphs or their ASCII spellings: util/terminal.hpp's table).
+Glyphs glyphs(const Style& s) {
+    return {fmt::format("[{}]", s.check()), "[!]", fmt::format("[{}]", s.cross()), fmt::format(" {} ", s.dot()),
+            fmt::format(" {} ", s.dash())};
 }
 
 // A paragraph indented by `indent`, wrapped, ending in a newline.
@@ -336,8 +337,8 @@ std::string render_doctor_text(const kb::DoctorReport& r, const json& facts, con
                                const DoctorTextOptions& o, const Style& s) {
     const auto summary = doctor_summary_line(r);
     if (o.quiet) return summary + '\n';
-    const auto g = glyphs(o.unicode);
-    const std::size_t width = std::max<std::size_t>(o.width, 40);
+    const auto g = glyphs(s);
+    const std::size_t width = std::max<std::size_t>(static_cast<std::size_t>(s.width()), 40);
     std::string out;
 
     // The machine, in one (wrapped) line.

@@ -16,10 +16,9 @@
 namespace rmcp {
 
 struct DoctorTextOptions {
-    std::size_t width = 80;  // columns to wrap to (the terminal's, else COLUMNS, else 80)
-    bool unicode = true;     // ✓ ✗ — → ·; ASCII stand-ins when the locale is not UTF-8
-    bool verbose = false;    // -v: every finding's details after the checklist
-    bool quiet = false;      // -q: the summary line only
+    // Width and glyphs are the Style's (util/style.hpp): one decision for every command.
+    bool verbose = false;  // -v: every finding's details after the checklist
+    bool quiet = false;    // -q: the summary line only
 };
 
 // One step of "Next steps": a command and what it answers.

@@ -22,7 +22,7 @@ public:
     [[nodiscard]] std::string green(std::string_view s) const { return wrap("32", s); }
     [[nodiscard]] std::string dim(std::string_view s) const { return wrap("2", s); }
     [[nodiscard]] bool color() const { return m_color; }
-    // Whether ✓ ✗ — → may be written as they are (else ascii_glyphs() spells them).
+    // Whether ✓ ✗ — → · may be written as they are (else ascii_glyphs() spells them).
     [[nodiscard]] bool unicode() const { return m_unicode; }
     // Columns to wrap text to (util/terminal.hpp, output_width).
     [[nodiscard]] int width() const { return m_width; }
@@ -31,6 +31,7 @@ public:
     [[nodiscard]] std::string_view cross() const { return glyph(1); }
     [[nodiscard]] std::string_view dash() const { return glyph(2); }
     [[nodiscard]] std::string_view arrow() const { return glyph(3); }
+    [[nodiscard]] std::string_view dot() const { return glyph(7); }
     // `text` wrapped to width() (util/terminal.hpp, wrap_text).
     [[nodiscard]] std::string wrapped(std::string_view text) const { return wrap_text(text, m_width); }
 

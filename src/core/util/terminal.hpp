@@ -34,8 +34,8 @@ int output_width(int fd);
 int output_height(int fd);
 
 // The glyphs rmcp draws and their ASCII spellings, in one table (the order of both).
-inline constexpr std::string_view k_unicode_glyphs[] = {"✓", "✗", "—", "→", "…", "≥", "≤"};
-inline constexpr std::string_view k_ascii_glyphs[] = {"+", "x", "--", "->", "...", ">=", "<="};
+inline constexpr std::string_view k_unicode_glyphs[] = {"✓", "✗", "—", "→", "…", "≥", "≤", "·"};
+inline constexpr std::string_view k_ascii_glyphs[] = {"+", "x", "--", "->", "...", ">=", "<=", "-"};
 
 // `text` with every glyph of the table spelt in ASCII (for a locale that is not UTF-8).
 std::string ascii_glyphs(std::string_view text);
