@@ -53,6 +53,12 @@ TEST(SimilarMessageCauses, MalformedFileNamesFileAndLine) {
     m = message_causes(dir.path(), "e", {});
     ASSERT_FALSE(m.ok());
     EXPECT_EQ(m.error().path, file + ":10");
+    // A category outside the kb's list (it would be printed as it is) is refused.
+    std::ofstream(file) << message("e", "1", "gpu-hang") + message("e", "2", "\\u001b[31mred");
+    m = message_causes(dir.path(), "e", {});
+    ASSERT_FALSE(m.ok());
+    EXPECT_EQ(m.error().path, file + ":6");
+    EXPECT_NE(m.error().cause.find("unknown category"), std::string::npos) << m.error().cause;
     auto missing = message_causes(dir.path() / "absent", "e", {});
     ASSERT_FALSE(missing.ok());
     EXPECT_EQ(missing.error().cause, "cannot open");

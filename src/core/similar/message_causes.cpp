@@ -1,5 +1,6 @@
 #include "similar/message_causes.hpp"
 
+#include "kb/kb.hpp"
 #include "util/toml_read.hpp"
 
 #include <fmt/format.h>
@@ -41,6 +42,10 @@ Result<MessageCauses> message_causes(const std::filesystem::path& threads_dir, c
         if (!url) return url.error();
         auto category = tr::req_string(t, "category", file, line);
         if (!category) return category.error();
+        // One of the kb's categories, nothing else: the text prints it as it is.
+        if (!kb::is_category(*category))
+            return tr::data_error(file, line, fmt::format("unknown category \"{}\"", *category),
+                                  "reading message causes");
         if (*id != entry || std::find(exclude.begin(), exclude.end(), *url) != exclude.end()) continue;
         ++tally[*category];
         ++out.threads;
