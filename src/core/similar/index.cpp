@@ -17,10 +17,8 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <fstream>
 #include <map>
 #include <mutex>
-#include <sstream>
 
 namespace rmcp::similar {
 
@@ -109,14 +107,6 @@ std::string staleness_digest(std::string_view bytes) {
     return fmt::format("{:016x}{:016x}", a, b);
 }
 
-Result<std::string> read_file(const std::filesystem::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return Error{"reading", path.string(), "cannot open", ExitCode::environment};
-    std::stringstream buf;
-    buf << in.rdbuf();
-    return buf.str();
-}
-
 // Whether `dir` is an index built from `digest`.
 bool current(const ThreadIndex::Module& module, const std::filesystem::path& dir, const std::string& digest) {
     std::error_code ec;
@@ -138,7 +128,7 @@ Status build_at(const ThreadIndex::Module& module, const std::filesystem::path& 
     if (!records) return records.error();
     json docs = json::array();
     for (const auto& r : *records) {
-        auto text = read_file(threads_dir / "excerpts" / r.excerpt);
+        auto text = read_data_file(threads_dir / "excerpts" / r.excerpt);
         if (!text) return text.error();
         TermCollector terms;
         std::string_view rest = *text;
@@ -163,7 +153,7 @@ Status build_at(const ThreadIndex::Module& module, const std::filesystem::path& 
 Result<std::string> threads_digest(const std::filesystem::path& threads_dir) {
     // The records' text and the excerpts' names and sizes, without parsing the records: a
     // lookup pays for this on every call (docs/PERFORMANCE.md, "Similar public reports").
-    auto records_text = read_file(threads_dir / "threads.toml");
+    auto records_text = read_data_file(threads_dir / "threads.toml");
     if (!records_text) return records_text.error();
     std::string inputs = fmt::format("rmcp threads index, terms v{}, abi {}\n", k_terms_version, RMCP_XAPIAN_ABI);
     inputs += *records_text;

@@ -1,14 +1,13 @@
 #include "similar/message_causes.hpp"
 
 #include "kb/kb.hpp"
+#include "similar/threads.hpp"
 #include "util/toml_read.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <fstream>
 #include <map>
-#include <sstream>
 
 namespace rmcp::similar {
 
@@ -18,11 +17,9 @@ Result<MessageCauses> message_causes(const std::filesystem::path& threads_dir, c
                                      const std::vector<std::string>& exclude) {
     const auto path = threads_dir / "message-causes.toml";
     const std::string file = path.string();
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return Error{"reading", file, "cannot open", ExitCode::environment};
-    std::stringstream buf;
-    buf << in.rdbuf();
-    auto doc = tr::parse_toml(buf.str(), file, "reading message causes");
+    auto text = read_data_file(path);
+    if (!text) return text.error();
+    auto doc = tr::parse_toml(*text, file, "reading message causes");
     if (!doc) return doc.error();
     MessageCauses out;
     out.entry = entry;

@@ -9,14 +9,20 @@ namespace rmcp::similar {
 
 namespace tr = toml_read;
 
-Result<std::vector<ThreadRecord>> load_threads(const std::filesystem::path& threads_dir) {
-    const auto path = threads_dir / "threads.toml";
+Result<std::string> read_data_file(const std::filesystem::path& path) {
     std::ifstream in(path, std::ios::binary);
     if (!in) return Error{"reading", path.string(), "cannot open", ExitCode::environment};
     std::stringstream buf;
     buf << in.rdbuf();
+    return buf.str();
+}
+
+Result<std::vector<ThreadRecord>> load_threads(const std::filesystem::path& threads_dir) {
+    const auto path = threads_dir / "threads.toml";
+    auto text = read_data_file(path);
+    if (!text) return text.error();
     const std::string file = path.string();
-    auto doc = tr::parse_toml(buf.str(), file, "reading public threads");
+    auto doc = tr::parse_toml(*text, file, "reading public threads");
     if (!doc) return doc.error();
     const toml::node* list = doc->get("thread");
     if (!list || !list->is_array_of_tables())

@@ -27,6 +27,10 @@ struct ThreadRecord {
     bool clean = false;   // a run that worked
 };
 
+// The whole of one of the threads' files (records, excerpts, message causes); "cannot open" names
+// the path. The one reader of the module's data.
+Result<std::string> read_data_file(const std::filesystem::path& path);
+
 // threads.toml under `threads_dir`; an excerpt name with a '/' or that is missing is an error.
 Result<std::vector<ThreadRecord>> load_threads(const std::filesystem::path& threads_dir);
 
